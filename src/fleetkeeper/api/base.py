@@ -1,0 +1,125 @@
+"""Model conventions shared by every API kind.
+
+* Python attributes are snake_case; the wire (JSON/YAML) is camelCase, exactly
+  Karmada's field names. ``Model.from_dict`` accepts either spelling.
+* ``to_dict()`` renders the wire form: aliases, JSON types, ``None`` omitted.
+* Typed kinds forbid unknown fields, so a typo is an error naming the field path
+  (``spec.placement.clusterAfinity: Extra inputs are not permitted``) instead of being
+  silently dropped. Raw JSON fields (manifests, reflected status) are ``dict[str, Any]``.
+* Timestamps are timezone-aware UTC ``datetime`` values rendered as RFC 3339 with a
+  ``Z`` (fractional seconds only when non-zero, which Kubernetes parses too).
+* Validation errors are converted to :class:`fleetkeeper.errors.Invalid` with one
+  ``Cause`` per field path by :func:`validation_error`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, ClassVar, Self
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    PlainSerializer,
+    ValidationError,
+)
+from pydantic.alias_generators import to_camel
+
+from fleetkeeper import errors
+
+
+def _utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def format_time(value: datetime) -> str:
+    """RFC 3339 in UTC with ``Z``; microseconds only when non-zero."""
+    value = _utc(value)
+    if value.microsecond:
+        return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(value: str) -> datetime:
+    """Parse an RFC 3339 timestamp (``Z`` or offset) into aware UTC."""
+    return _utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
+
+
+#: ``metav1.Time``: aware UTC datetime on the Python side, RFC 3339 on the wire.
+Time = Annotated[datetime, AfterValidator(_utc), PlainSerializer(format_time, return_type=str, when_used="always")]
+
+
+class Model(BaseModel):
+    """Base of every API (sub)structure: camelCase on the wire, strict about unknown fields."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        validate_assignment=False,
+        ser_json_timedelta="float",
+        use_enum_values=True,
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form: camelCase keys, JSON-compatible values, ``None`` omitted."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    @classmethod
+    def from_dict(cls, data: Any, *, path: str = "") -> Self:
+        """Validate ``data`` (wire or Python spelling); raise ``errors.Invalid`` naming the fields."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise validation_error(exc, prefix=path, kind=getattr(cls, "KIND", None)) from None
+
+
+def _loc_to_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def validation_error(
+    exc: ValidationError, *, prefix: str = "", kind: str | None = None, name: str | None = None
+) -> errors.Invalid:
+    """Turn a pydantic ``ValidationError`` into ``errors.Invalid`` with a cause per field path."""
+    causes: list[errors.Cause] = []
+    for err in exc.errors():
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        path = _loc_to_path(loc)
+        if prefix:
+            path = f"{prefix}.{path}" if path and not path.startswith("[") else f"{prefix}{path}"
+        msg = err["msg"]
+        if msg.startswith("Value error, "):
+            msg = msg[len("Value error, "):]
+        reason = {
+            "missing": "FieldValueRequired",
+            "extra_forbidden": "FieldValueNotSupported",
+            "literal_error": "FieldValueNotSupported",
+            "enum": "FieldValueNotSupported",
+        }.get(err["type"], "FieldValueInvalid")
+        causes.append(errors.Cause(field=path, message=msg, reason=reason))
+    summary = "; ".join(f"{c.field}: {c.message}" if c.field else c.message for c in causes)
+    what = f'{kind} "{name}"' if kind and name else (kind or "object")
+    return errors.Invalid(f"{what} is invalid: {summary}", causes=causes, kind=kind, name=name)
+
+
+def field_error(path: str, message: str, *, kind: str | None = None, name: str | None = None,
+                reason: str = "FieldValueInvalid") -> errors.Invalid:
+    """A single-field ``Invalid`` (for rules checked outside pydantic, e.g. admission)."""
+    what = f'{kind} "{name}"' if kind and name else (kind or "object")
+    return errors.Invalid(f"{what} is invalid: {path}: {message}",
+                          causes=[errors.Cause(field=path, message=message, reason=reason)],
+                          kind=kind, name=name)
+
+
+__all__ = ["Model", "Time", "field_error", "format_time", "parse_time", "validation_error"]
+
+# ClassVar re-exported for kind modules that declare scheme metadata on classes.
+_ = ClassVar

@@ -1,0 +1,209 @@
+"""``meta.k8s.io/v1`` structures and the ``Resource`` base every kind derives from.
+
+A kind is a :class:`Resource` subclass that declares its scheme facts as class
+variables (``API_VERSION``, ``KIND``, ``PLURAL``, ``NAMESPACED`` …) and is registered
+in :mod:`fleetkeeper.api.scheme`. Kinds we do not model (Deployment, ConfigMap, …)
+are :class:`Unstructured`: typed ``metadata``, everything else kept verbatim.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal, Self
+
+from pydantic import ConfigDict, Field, model_validator
+
+from fleetkeeper.api.base import Model, Time
+
+
+class OwnerReference(Model):
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+    controller: bool | None = None
+    block_owner_deletion: bool | None = None
+
+
+class ObjectMeta(Model):
+    name: str | None = None
+    generate_name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    generation: int | None = None
+    creation_timestamp: Time | None = None
+    deletion_timestamp: Time | None = None
+    deletion_grace_period_seconds: int | None = None
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    owner_references: list[OwnerReference] | None = None
+    finalizers: list[str] | None = None
+    managed_fields: list[dict[str, Any]] | None = None
+    self_link: str | None = None
+
+
+ConditionStatus = Literal["True", "False", "Unknown"]
+
+
+class Condition(Model):
+    """``metav1.Condition``."""
+
+    type: str
+    status: ConditionStatus
+    reason: str = ""
+    message: str = ""
+    last_transition_time: Time | None = None
+    observed_generation: int | None = None
+
+
+class LabelSelectorRequirement(Model):
+    key: str
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
+    values: list[str] | None = None
+
+
+class LabelSelector(Model):
+    match_labels: dict[str, str] | None = None
+    match_expressions: list[LabelSelectorRequirement] | None = None
+
+
+class Resource(Model):
+    """Base of every kind: ``apiVersion``, ``kind``, ``metadata``."""
+
+    API_VERSION: ClassVar[str] = ""
+    KIND: ClassVar[str] = ""
+    PLURAL: ClassVar[str] = ""
+    NAMESPACED: ClassVar[bool] = True
+    SHORT_NAMES: ClassVar[tuple[str, ...]] = ()
+    CATEGORIES: ClassVar[tuple[str, ...]] = ()
+    #: whether writes to the main resource ignore ``status`` (a ``/status`` subresource exists)
+    HAS_STATUS: ClassVar[bool] = True
+
+    api_version: str = Field(default="", alias="apiVersion")
+    kind: str = ""
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_type_meta(cls, data: Any) -> Any:
+        if isinstance(data, dict) and cls.KIND:
+            if not data.get("apiVersion") and not data.get("api_version"):
+                data = {**data, "apiVersion": cls.API_VERSION}
+            if not data.get("kind"):
+                data = {**data, "kind": cls.KIND}
+        return data
+
+    @model_validator(mode="after")
+    def _check_type_meta(self) -> Self:
+        if self.KIND and self.kind != self.KIND:
+            raise ValueError(f"kind must be {self.KIND!r}, got {self.kind!r}")
+        if self.API_VERSION and self.api_version != self.API_VERSION and not self._accepts_version(
+            self.api_version
+        ):
+            raise ValueError(f"apiVersion must be {self.API_VERSION!r}, got {self.api_version!r}")
+        return self
+
+    @classmethod
+    def _accepts_version(cls, api_version: str) -> bool:
+        return False
+
+    # -- convenience -------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.metadata.name or ""
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace or ""
+
+    @property
+    def key(self) -> str:
+        """``namespace/name`` (or ``name`` for cluster-scoped objects)."""
+        ns = self.metadata.namespace
+        return f"{ns}/{self.metadata.name}" if ns else (self.metadata.name or "")
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0] if "/" in self.api_version else ""
+
+    def labels(self) -> dict[str, str]:
+        return self.metadata.labels or {}
+
+    def annotations(self) -> dict[str, str]:
+        return self.metadata.annotations or {}
+
+    def deep_copy(self) -> Self:
+        return self.model_copy(deep=True)
+
+
+class Unstructured(Resource):
+    """Any kind we do not model: ``metadata`` is typed, the rest (``spec``, ``status``,
+    ``data`` …) is kept as given. Subclasses per group/version/kind come from
+    :meth:`for_kind` so the typed client API works for them too."""
+
+    model_config = ConfigDict(extra="allow")
+
+    _subclasses: ClassVar[dict[tuple[str, str], type[Unstructured]]] = {}
+
+    @classmethod
+    def for_kind(
+        cls, api_version: str, kind: str, *, plural: str | None = None, namespaced: bool = True,
+        short_names: tuple[str, ...] = (), has_status: bool = True,
+    ) -> type[Unstructured]:
+        """The (cached) Unstructured subclass for one group/version/kind."""
+        key = (api_version, kind)
+        sub = cls._subclasses.get(key)
+        if sub is None:
+            attrs = {
+                "API_VERSION": api_version,
+                "KIND": kind,
+                "PLURAL": plural or default_plural(kind),
+                "NAMESPACED": namespaced,
+                "SHORT_NAMES": short_names,
+                "HAS_STATUS": has_status,
+                "__module__": __name__,
+            }
+            sub = type(f"Unstructured_{kind}", (Unstructured,), attrs)
+            cls._subclasses[key] = sub
+        return sub
+
+    @classmethod
+    def _accepts_version(cls, api_version: str) -> bool:
+        return api_version.rpartition("/")[0] == cls.API_VERSION.rpartition("/")[0]
+
+    @property
+    def body(self) -> dict[str, Any]:
+        """Everything but apiVersion/kind/metadata (the raw fields)."""
+        return dict(self.model_extra or {})
+
+    def field(self, name: str, default: Any = None) -> Any:
+        return (self.model_extra or {}).get(name, default)
+
+    def set_field(self, name: str, value: Any) -> None:
+        extra = self.model_extra
+        assert extra is not None
+        if value is None:
+            extra.pop(name, None)
+        else:
+            extra[name] = value
+
+
+_IRREGULAR = {"endpoints": "endpoints", "ingress": "ingresses", "networkpolicy": "networkpolicies"}
+
+
+def default_plural(kind: str) -> str:
+    """Kubernetes' guess of a plural for a kind (``Policy`` → ``policies``)."""
+    lower = kind.lower()
+    if lower in _IRREGULAR:
+        return _IRREGULAR[lower]
+    if lower.endswith("s") or lower.endswith("x") or lower.endswith("ch") or lower.endswith("sh"):
+        return lower + "es"
+    if lower.endswith("y") and len(lower) > 1 and lower[-2] not in "aeiou":
+        return lower[:-1] + "ies"
+    return lower + "s"
+
+
+__all__ = [
+    "Condition", "ConditionStatus", "LabelSelector", "LabelSelectorRequirement", "ObjectMeta",
+    "OwnerReference", "Resource", "Unstructured", "default_plural",
+]

@@ -1,0 +1,53 @@
+"""``fleetkeeper bench …``: benchmarks that measure this machine, printed as JSON.
+
+Each benchmark prints one JSON object per configuration (one per line), so results
+can be piped into ``jq`` or stored. Figures depend on the machine: always quote them
+with the machine they were measured on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from fleetkeeper.clock import SystemClock
+
+app = typer.Typer(help="Benchmarks (JSON output; figures depend on the machine).", no_args_is_help=True)
+
+
+def _emit(result: dict[str, object]) -> None:
+    typer.echo(json.dumps(result, sort_keys=True))
+
+
+@app.command("store")
+def bench_store_cmd(
+    backend: Annotated[str, typer.Option(help="memory, sqlite or all (etcd: pass --store etcd://…)")] = "all",
+    store: Annotated[str | None, typer.Option(help="store URL to measure instead of a throwaway one")] = None,
+    objects: Annotated[int, typer.Option(min=1, max=1_000_000, help="objects to write")] = 10_000,
+    watchers: Annotated[int, typer.Option(min=0, max=1000, help="concurrent watchers for fan-out")] = 50,
+    batch: Annotated[int, typer.Option(min=1, max=10_000, help="writes per transaction")] = 100,
+) -> None:
+    """Creates/s, updates/s and watch fan-out p99 of the store backends."""
+    from fleetkeeper.store.bench import bench_store
+
+    urls: list[str]
+    with tempfile.TemporaryDirectory(prefix="fleetkeeper-bench-") as tmp:
+        if store:
+            urls = [store]
+        else:
+            choices = {"memory": ["memory://"], "sqlite": [f"sqlite:///{Path(tmp) / 'bench.db'}"]}
+            choices["all"] = choices["memory"] + choices["sqlite"]
+            if backend not in choices:
+                raise typer.BadParameter(f"unknown backend {backend!r}: use memory, sqlite or all",
+                                         param_hint="--backend")
+            urls = choices[backend]
+        for url in urls:
+            result = asyncio.run(
+                bench_store(url, clock=SystemClock(), objects=objects, watchers=watchers, batch=batch)
+            )
+            _emit(result)
