@@ -47,7 +47,9 @@ def parse_time(value: str) -> datetime:
 
 
 #: ``metav1.Time``: aware UTC datetime on the Python side, RFC 3339 on the wire.
-Time = Annotated[datetime, AfterValidator(_utc), PlainSerializer(format_time, return_type=str, when_used="always")]
+Time = Annotated[
+    datetime, AfterValidator(_utc), PlainSerializer(format_time, return_type=str, when_used="always")
+]
 
 
 class Model(BaseModel):

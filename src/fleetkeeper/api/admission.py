@@ -1,0 +1,158 @@
+"""Admission: the one defaulting + validation step every write path runs.
+
+:func:`admit` is what Karmada's mutating and validating webhooks, its CRD schemas'
+defaults and its cluster API strategy do, as one pure function over typed objects:
+
+* schema-level rules (types, enums, required fields, CRD defaults) already hold because
+  the object was decoded into its model;
+* kind rules run here: defaulting first, then validation, which reports *every*
+  problem at once as :class:`fleetkeeper.errors.Invalid` whose causes name the field
+  path and the rule broken (``spec.failover.application.gracePeriodSeconds: …``);
+* ``metadata`` is checked for every kind (name format, namespace presence, label and
+  annotation keys); Unstructured kinds (templates) get only these checks.
+
+The input is never modified: when defaulting changes something the result is a copy.
+Checks that need other objects (RIC conflicts, Lua compilation, policy permanent ids)
+belong to the callers that can see them, not here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, Literal, TypeVar
+
+from fleetkeeper.api import validation
+from fleetkeeper.api.admission_cluster import default_cluster, migrate_zone, validate_cluster
+from fleetkeeper.api.admission_policy import (
+    default_propagation,
+    default_selector_namespaces,
+    validate_override,
+    validate_propagation,
+    validate_taint_policy,
+)
+from fleetkeeper.api.cluster import Cluster
+from fleetkeeper.api.config import ResourceInterpreterCustomization
+from fleetkeeper.api.core import Event, Namespace
+from fleetkeeper.api.meta import ObjectMeta, Resource, Unstructured
+from fleetkeeper.api.override import ClusterOverridePolicy, OverridePolicy
+from fleetkeeper.api.policy import ClusterPropagationPolicy, PropagationPolicy
+from fleetkeeper.api.taintpolicy import ClusterTaintPolicy
+from fleetkeeper.api.validation import FieldErrors
+
+Operation = Literal["CREATE", "UPDATE"]
+R = TypeVar("R", bound=Resource)
+#: (new copy, old or None, creating, now, errors) → None; defaults in place, then validates
+_Rule = Callable[[Any, Any, bool, datetime, FieldErrors], None]
+
+
+def admit(new: R, old: R | None, *, operation: Operation, now: datetime) -> R:
+    """Default and validate ``new`` for a write; return the object to store.
+
+    Raises ``errors.Invalid`` naming every offending field. ``old`` is the stored object
+    on UPDATE (``None`` on CREATE); ``now`` stamps defaults such as taint ``timeAdded``.
+    """
+    rule = _RULES.get(type(new))
+    obj = new.deep_copy() if rule is not None or _needs_meta_fix(new) else new
+    if not type(new).NAMESPACED and obj.metadata.namespace:
+        obj.metadata.namespace = None
+    errs = FieldErrors()
+    _validate_metadata(obj, errs)
+    if rule is not None:
+        rule(obj, old, operation == "CREATE", now, errs)
+    errs.raise_if_any(kind=type(new).KIND or new.kind, name=obj.name, group=obj.group)
+    return obj
+
+
+def _needs_meta_fix(obj: Resource) -> bool:
+    return not type(obj).NAMESPACED and bool(obj.metadata.namespace)
+
+
+# --- metadata ------------------------------------------------------------------------------------
+
+
+def _name_problems(model: type[Resource], name: str) -> list[str]:
+    """Namespaces: DNS label; our typed kinds: DNS subdomain; templates and Events (named after
+    objects whose names may hold ``:``): any name usable in a URL path."""
+    if model is Namespace:
+        return validation.dns1123_label(name)
+    if issubclass(model, Unstructured) or model is Event:
+        return validation.path_segment_name(name)
+    return validation.dns1123_subdomain(name)
+
+
+def _validate_metadata(obj: Resource, errs: FieldErrors) -> None:
+    meta: ObjectMeta = obj.metadata
+    model = type(obj)
+    if not meta.name:
+        if not meta.generate_name:
+            errs.required("metadata.name", "name or generateName is required")
+    elif model is not Cluster:  # Cluster names have their own rule
+        errs.invalid_all("metadata.name", meta.name, _name_problems(model, meta.name))
+    if model.NAMESPACED and not meta.namespace:
+        errs.required("metadata.namespace")
+    elif meta.namespace:
+        errs.invalid_all("metadata.namespace", meta.namespace, validation.dns1123_label(meta.namespace))
+    for key, value in (meta.labels or {}).items():
+        errs.invalid_all(f"metadata.labels[{key}]", key, validation.qualified_name(key))
+        errs.invalid_all(f"metadata.labels[{key}]", value, validation.label_value(value))
+    for key in meta.annotations or {}:
+        errs.invalid_all(f"metadata.annotations[{key}]", key, validation.qualified_name(key))
+
+
+# --- per-kind rules ------------------------------------------------------------------------------
+
+
+def _cluster(obj: Cluster, old: Cluster | None, creating: bool, now: datetime, errs: FieldErrors) -> None:
+    default_cluster(obj, creating=creating, now=now)
+    validate_cluster(obj, errs)
+    migrate_zone(obj.spec)
+
+
+def _pp(obj: PropagationPolicy, old: PropagationPolicy | None, creating: bool, now: datetime,
+        errs: FieldErrors) -> None:
+    default_propagation(obj.spec, namespace=obj.namespace)
+    validate_propagation(obj.spec, old.spec if old else None, namespace=obj.namespace, errs=errs)
+
+
+def _cpp(obj: ClusterPropagationPolicy, old: ClusterPropagationPolicy | None, creating: bool, now: datetime,
+         errs: FieldErrors) -> None:
+    default_propagation(obj.spec, namespace=None)
+    validate_propagation(obj.spec, old.spec if old else None, namespace=None, errs=errs)
+
+
+def _op(obj: OverridePolicy, old: OverridePolicy | None, creating: bool, now: datetime,
+        errs: FieldErrors) -> None:
+    default_selector_namespaces(obj.spec.resource_selectors, obj.namespace)
+    validate_override(obj.spec, namespace=obj.namespace, errs=errs)
+
+
+def _cop(obj: ClusterOverridePolicy, old: ClusterOverridePolicy | None, creating: bool, now: datetime,
+         errs: FieldErrors) -> None:
+    validate_override(obj.spec, namespace=None, errs=errs)
+
+
+def _ctp(obj: ClusterTaintPolicy, old: ClusterTaintPolicy | None, creating: bool, now: datetime,
+         errs: FieldErrors) -> None:
+    validate_taint_policy(obj.spec, errs)
+
+
+def _ric(obj: ResourceInterpreterCustomization, old: ResourceInterpreterCustomization | None,
+         creating: bool, now: datetime, errs: FieldErrors) -> None:
+    if not obj.spec.target.api_version:
+        errs.required("spec.target.apiVersion")
+    if not obj.spec.target.kind:
+        errs.required("spec.target.kind")
+
+
+_RULES: dict[type[Resource], _Rule] = {
+    Cluster: _cluster,
+    PropagationPolicy: _pp,
+    ClusterPropagationPolicy: _cpp,
+    OverridePolicy: _op,
+    ClusterOverridePolicy: _cop,
+    ClusterTaintPolicy: _ctp,
+    ResourceInterpreterCustomization: _ric,
+}
+
+__all__ = ["Operation", "admit"]

@@ -1,0 +1,85 @@
+"""ResourceInterpreterCustomization (``config.karmada.io/v1alpha1``, cluster-scoped, short ``ric``).
+
+Per-kind Lua hooks that teach the interpreter how to read replicas, revise them,
+retain member-side fields, reflect and aggregate status, judge health and find
+dependencies. Each hook is ``{luaScript}``; the script must define the global function
+named in :data:`OPERATIONS`. The scripts are text here; compiling and running them is
+the interpreter's job.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import ClassVar, Final
+
+from pydantic import Field
+
+from fleetkeeper.api import constants
+from fleetkeeper.api.base import Model
+from fleetkeeper.api.meta import Resource
+from fleetkeeper.api.scheme import register
+
+
+class CustomizationTarget(Model):
+    api_version: str = Field(alias="apiVersion")
+    kind: str
+
+
+class LuaScript(Model):
+    lua_script: str
+
+
+class CustomizationRules(Model):
+    retention: LuaScript | None = None
+    replica_resource: LuaScript | None = None
+    component_resource: LuaScript | None = None
+    replica_revision: LuaScript | None = None
+    status_reflection: LuaScript | None = None
+    status_aggregation: LuaScript | None = None
+    health_interpretation: LuaScript | None = None
+    dependency_interpretation: LuaScript | None = None
+
+    def script(self, rule: str) -> str:
+        """The script of one rule by its wire name (``healthInterpretation``), ``""`` when unset."""
+        entry = getattr(self, _PY_NAMES[rule])
+        return entry.lua_script if isinstance(entry, LuaScript) else ""
+
+
+class ResourceInterpreterCustomizationSpec(Model):
+    target: CustomizationTarget
+    customizations: CustomizationRules
+
+
+@register
+class ResourceInterpreterCustomization(Resource):
+    API_VERSION: ClassVar[str] = constants.CONFIG_API_VERSION
+    KIND: ClassVar[str] = "ResourceInterpreterCustomization"
+    PLURAL: ClassVar[str] = "resourceinterpretercustomizations"
+    NAMESPACED: ClassVar[bool] = False
+    SHORT_NAMES: ClassVar[tuple[str, ...]] = ("ric",)
+    CATEGORIES: ClassVar[tuple[str, ...]] = ("karmada-io",)
+    HAS_STATUS: ClassVar[bool] = False
+
+    spec: ResourceInterpreterCustomizationSpec
+
+
+#: rule (wire name) → the global Lua function its script must define
+OPERATIONS: Final = MappingProxyType({
+    "retention": "Retain",
+    "replicaResource": "GetReplicas",
+    "componentResource": "GetComponents",
+    "replicaRevision": "ReviseReplica",
+    "statusReflection": "ReflectStatus",
+    "statusAggregation": "AggregateStatus",
+    "healthInterpretation": "InterpretHealth",
+    "dependencyInterpretation": "GetDependencies",
+})
+
+_PY_NAMES: Final = MappingProxyType({
+    field.alias or name: name for name, field in CustomizationRules.model_fields.items()
+})
+
+__all__ = [
+    "OPERATIONS", "CustomizationRules", "CustomizationTarget", "LuaScript",
+    "ResourceInterpreterCustomization", "ResourceInterpreterCustomizationSpec",
+]
