@@ -38,6 +38,7 @@ from fleetkeeper.api import (
     selectors,
     taintpolicy,
     taints,
+    timeline,
     validation,
     work,
 )
@@ -48,6 +49,7 @@ from fleetkeeper.api.scheme import SCHEME
 __all__ = [
     "SCHEME", "Model", "Resource", "Unstructured", "admission", "base", "builtin", "cluster", "conditions",
     "config", "constants", "coordination", "core", "matching", "meta", "networking", "override", "placement",
-    "policy", "quantity", "remedy", "rules", "scheme", "selectors", "taintpolicy", "taints", "validation",
+    "policy", "quantity", "remedy", "rules", "scheme", "selectors", "taintpolicy", "taints", "timeline",
+    "validation",
     "work",
 ]

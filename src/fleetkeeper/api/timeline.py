@@ -1,0 +1,80 @@
+"""The failover timeline: one durable ``TimelineEntry`` per failover decision.
+
+Karmada explains itself through Events, which are aggregated, expire, and say little
+about *why* nothing happened. fleetkeeper additionally records every decision on the
+path detect → taint → evict → schedule → healthy → purge as a ``TimelineEntry``
+(group ``fleetkeeper.io``, additive to Karmada's API): cluster condition changes,
+taints added and removed, eviction tasks created, blocked and dropped (with the
+reason), schedule results, Works created and deleted, circuit-breaker decisions.
+
+Entries are cluster-scoped and name their subject, so "why did (or didn't) it fail
+over?" is a field-selector query away::
+
+    kubectl get timelineentries --field-selector subject.kind=ResourceBinding,subject.name=nginx-deployment
+
+``fleetkeeper describe binding NS/NAME`` and ``fleetkeeper simulate --timeline`` print
+them in time order.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field
+
+from fleetkeeper.api.base import Model
+from fleetkeeper.api.core import MicroTime
+from fleetkeeper.api.meta import Resource
+from fleetkeeper.api.scheme import register
+
+GROUP_VERSION = "fleetkeeper.io/v1alpha1"
+
+# actions (what kind of decision an entry records)
+CONDITION_CHANGED = "ConditionChanged"
+TAINT_ADDED = "TaintAdded"
+TAINT_REMOVED = "TaintRemoved"
+EVICTION_STARTED = "EvictionStarted"
+EVICTION_BLOCKED = "EvictionBlocked"
+EVICTION_COMPLETED = "EvictionCompleted"
+EVICTION_CLEARED = "EvictionCleared"
+SCHEDULED = "Scheduled"
+SCHEDULE_FAILED = "ScheduleFailed"
+WORK_CREATED = "WorkCreated"
+WORK_DELETED = "WorkDeleted"
+WORKLOAD_HEALTH = "WorkloadHealth"
+DISPATCH_SUSPENDED = "DispatchSuspended"
+DISPATCH_RESUMED = "DispatchResumed"
+REMEDY = "Remedy"
+TRAFFIC = "Traffic"
+SCENARIO = "Scenario"
+
+
+class Subject(Model):
+    """The object an entry is about."""
+
+    api_version: str = Field(alias="apiVersion")
+    kind: str
+    name: str
+    namespace: str | None = None
+
+
+@register
+class TimelineEntry(Resource):
+    """One failover decision, with when, about what, and why."""
+
+    API_VERSION: ClassVar[str] = GROUP_VERSION
+    KIND: ClassVar[str] = "TimelineEntry"
+    PLURAL: ClassVar[str] = "timelineentries"
+    NAMESPACED: ClassVar[bool] = False
+    SHORT_NAMES: ClassVar[tuple[str, ...]] = ("tl",)
+    HAS_STATUS: ClassVar[bool] = False
+
+    time: MicroTime
+    subject: Subject
+    action: str
+    reason: str = ""
+    message: str = ""
+    component: str = ""
+
+
+__all__ = ["GROUP_VERSION", "Subject", "TimelineEntry"]

@@ -1,0 +1,182 @@
+"""The controller: a workqueue, a reconciler, and one short worker loop.
+
+A controller owns a :class:`~fleetkeeper.runtime.workqueue.Workqueue` of
+:class:`~fleetkeeper.runtime.reconcile.Request` keys. Sources (informers, through
+:class:`~fleetkeeper.runtime.handler.EnqueueMapped`) and anyone else call
+:meth:`Controller.enqueue`; ``workers`` tasks take keys and reconcile them. The queue
+guarantees a key is never reconciled by two workers at once, so reconcilers need no
+locks of their own.
+
+The worker loop is deliberately short — the three outcomes of DESIGN.md §4:
+
+* the reconciler raised → retry after the rate limiter's delay (per-key exponential
+  backoff combined with a global token bucket), logged with the error;
+* it raised :class:`~fleetkeeper.errors.TerminalError` → log, forget the backoff, drop;
+* it returned ``Result(requeue_after=x)`` → forget the backoff, come back in ``x`` s;
+* it returned ``Result()`` → forget the backoff; done until the next event.
+
+Every reconcile gets a reconcile id (``<controller>#<n>``, counted per controller so a
+virtual-time run logs the same ids every time). It is bound on the log lines and in
+structlog's context variables for the duration of the reconcile, and readable through
+:func:`current_reconcile_id`, so anything the reconciler logs or records carries it.
+
+``run()`` runs the workers until cancelled. Cancelling it does not shut the queue
+down: a key whose reconcile was interrupted is queued again, and keys keep
+accumulating while the controller is stopped — which is what a leader-elected
+controller needs when it loses leadership and later wins it back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from contextvars import ContextVar
+from typing import Protocol, TypeVar
+
+import structlog
+from structlog.typing import FilteringBoundLogger
+
+from fleetkeeper.api.meta import Resource
+from fleetkeeper.clock import Clock
+from fleetkeeper.errors import TerminalError
+from fleetkeeper.runtime.handler import EnqueueMapped, EventHandler, MapFunc, Predicate
+from fleetkeeper.runtime.metrics import Metrics, Outcome, PrometheusMetrics
+from fleetkeeper.runtime.ratelimit import RateLimiter
+from fleetkeeper.runtime.reconcile import Reconciler, Request, Result
+from fleetkeeper.runtime.workqueue import ShutDown, Workqueue
+
+T = TypeVar("T", bound=Resource)
+T_co = TypeVar("T_co", bound=Resource, covariant=True)
+
+_RECONCILE_ID: ContextVar[str | None] = ContextVar("fleetkeeper_reconcile_id", default=None)
+
+
+def current_reconcile_id() -> str | None:
+    """The id of the reconcile running in this task, if any."""
+    return _RECONCILE_ID.get()
+
+
+class Source(Protocol[T_co]):
+    """Something that reports changes of objects to handlers (an informer)."""
+
+    def add_handler(self, handler: EventHandler[T_co]) -> None: ...
+
+
+class Controller:
+    """Reconciles the keys enqueued to it with ``workers`` concurrent workers."""
+
+    #: the manager starts this only while it holds leadership
+    needs_leader_election: bool
+
+    def __init__(
+        self,
+        name: str,
+        reconciler: Reconciler,
+        *,
+        workers: int = 1,
+        clock: Clock,
+        rate_limiter: RateLimiter | None = None,
+        logger: FilteringBoundLogger | None = None,
+        metrics: Metrics | None = None,
+        leader_elected: bool = True,
+    ) -> None:
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
+        self.name = name
+        self.workers = workers
+        self.needs_leader_election = leader_elected
+        self._reconciler = reconciler
+        self._clock = clock
+        self._queue: Workqueue[Request] = Workqueue(clock=clock, rate_limiter=rate_limiter, name=name)
+        base: FilteringBoundLogger = logger if logger is not None else structlog.get_logger("fleetkeeper")
+        self._log = base.bind(controller=name)
+        self._metrics: Metrics = metrics if metrics is not None else PrometheusMetrics()
+        self._ids = itertools.count(1)
+        self._running = False
+
+    @property
+    def queue(self) -> Workqueue[Request]:
+        return self._queue
+
+    def enqueue(self, request: Request) -> None:
+        """Ask for ``request`` to be reconciled (coalesces with a pending ask)."""
+        self._queue.add(request)
+
+    def enqueue_after(self, request: Request, seconds: float) -> None:
+        """Ask for ``request`` to be reconciled ``seconds`` from now."""
+        self._queue.add_after(request, seconds)
+
+    def watch(self, source: Source[T], map_to: MapFunc[T] | None = None, *,
+              predicate: Predicate[T] | None = None) -> None:
+        """Enqueue what ``map_to`` (default: the object's own key) finds for each change of ``source``."""
+        source.add_handler(EnqueueMapped(self, map_to, predicate=predicate))
+
+    def shutdown(self) -> None:
+        """Stop for good: workers finish what is ready, then ``run`` returns."""
+        self._queue.shutdown()
+
+    async def run(self) -> None:
+        """Run the workers until cancelled (or until :meth:`shutdown`)."""
+        if self._running:
+            raise RuntimeError(f"controller {self.name!r} is already running")
+        self._running = True
+        self._log.info("controller starting", workers=self.workers)
+        try:
+            async with asyncio.TaskGroup() as group:
+                for index in range(self.workers):
+                    group.create_task(self._worker(), name=f"{self.name}-worker-{index}")
+        finally:
+            self._running = False
+            self._log.info("controller stopped")
+
+    async def _worker(self) -> None:
+        while True:
+            try:
+                request = await self._queue.get()
+            except ShutDown:
+                return
+            try:
+                await self._reconcile_one(request)
+            finally:
+                self._queue.done(request)
+
+    async def _reconcile_one(self, request: Request) -> None:
+        reconcile_id = f"{self.name}#{next(self._ids)}"
+        log = self._log.bind(namespace=request.namespace, name=request.name, reconcile_id=reconcile_id)
+        token = _RECONCILE_ID.set(reconcile_id)
+        started = self._clock.monotonic()
+        try:
+            with structlog.contextvars.bound_contextvars(controller=self.name, reconcile_id=reconcile_id):
+                outcome = await self._attempt(request, log)
+        finally:
+            _RECONCILE_ID.reset(token)
+        self._metrics.observe(self.name, outcome, self._clock.monotonic() - started)
+
+    async def _attempt(self, request: Request, log: FilteringBoundLogger) -> Outcome:
+        try:
+            result = await self._reconciler.reconcile(request)
+        except asyncio.CancelledError:
+            self._queue.add(request)  # interrupted: look again when we run next
+            raise
+        except TerminalError as exc:
+            log.error("reconcile failed terminally; dropping the key", error=str(exc))
+            self._queue.forget(request)
+            return "terminal"
+        except Exception as exc:
+            self._queue.add_rate_limited(request)
+            log.error("reconcile failed; retrying with backoff", error=repr(exc),
+                      retries=self._queue.num_requeues(request), exc_info=exc)
+            return "error"
+        return self._settle(request, result, log)
+
+    def _settle(self, request: Request, result: Result, log: FilteringBoundLogger) -> Outcome:
+        self._queue.forget(request)
+        if result.requeue_after is None:
+            log.debug("reconciled")
+            return "success"
+        self._queue.add_after(request, result.requeue_after)
+        log.debug("reconciled; requeue scheduled", requeue_after=result.requeue_after)
+        return "requeue_after"
+
+
+__all__ = ["Controller", "Source", "current_reconcile_id"]

@@ -1,0 +1,129 @@
+"""The manager: one lifecycle for caches, controllers and everything else that runs.
+
+Every long-running part has the same shape — ``async def run(self) -> None``, running
+until cancelled — and the manager runs them all under one ``asyncio.TaskGroup``, in
+controller-runtime's order:
+
+1. **caches** — the shared :class:`~fleetkeeper.runtime.cache.InformerFactory` starts
+   every informer, and the manager waits until all of them have synced, so no
+   controller ever reconciles against a half-loaded cache;
+2. **runnables that do not need leadership** (e.g. a status reporter, or controllers
+   made with ``leader_elected=False``) start next;
+3. **leader-elected runnables** (controllers by default) start last: at once when no
+   elector is configured, else only while the
+   :class:`~fleetkeeper.runtime.leaderelection.LeaderElector` holds the lease. They
+   run as the elector's "while leading" work, so losing the lease cancels them at
+   once; the informers keep running and the controllers' queues keep collecting keys,
+   so a replica that wins the lease back resumes with a warm cache.
+
+Cancelling :meth:`Manager.run` is the clean shutdown: the task group cancels every
+part (the elector releases its lease on the way out). A part that crashes takes the
+manager down with it — the error surfaces from ``run`` rather than leaving a
+half-working process behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Protocol, runtime_checkable
+
+from structlog.typing import FilteringBoundLogger
+
+from fleetkeeper.clock import Clock
+from fleetkeeper.runtime.cache import InformerFactory
+from fleetkeeper.runtime.controller import Controller
+from fleetkeeper.runtime.informer import ListWatcher
+from fleetkeeper.runtime.leaderelection import LeaderElector
+from fleetkeeper.runtime.ratelimit import RateLimiter
+from fleetkeeper.runtime.reconcile import Reconciler
+
+
+@runtime_checkable
+class Runnable(Protocol):
+    """A long-running part: runs until cancelled."""
+
+    async def run(self) -> None: ...
+
+
+class Manager:
+    """Runs shared informers, then plain runnables, then leader-elected ones."""
+
+    def __init__(
+        self,
+        client: ListWatcher,
+        *,
+        clock: Clock,
+        elector: LeaderElector | None = None,
+        logger: FilteringBoundLogger | None = None,
+    ) -> None:
+        self.client = client
+        self.clock = clock
+        self.elector = elector
+        self.informers = InformerFactory(client, clock=clock, logger=logger)
+        self._logger = logger
+        self._plain: list[Runnable] = []
+        self._elected: list[Runnable] = []
+        self._started = asyncio.Event()
+        self._running = False
+
+    def add(self, runnable: Runnable, *, leader_elected: bool | None = None) -> None:
+        """Run ``runnable`` with the manager; ``leader_elected`` defaults to its
+        ``needs_leader_election`` attribute (True for controllers), else False."""
+        if self._running:
+            raise RuntimeError("runnables must be added before the manager runs")
+        if leader_elected is None:
+            leader_elected = bool(getattr(runnable, "needs_leader_election", False))
+        (self._elected if leader_elected else self._plain).append(runnable)
+
+    def controller(
+        self,
+        name: str,
+        reconciler: Reconciler,
+        *,
+        workers: int = 1,
+        rate_limiter: RateLimiter | None = None,
+        leader_elected: bool = True,
+    ) -> Controller:
+        """Make a controller on the manager's clock and logger, and add it."""
+        controller = Controller(
+            name, reconciler, workers=workers, clock=self.clock, rate_limiter=rate_limiter,
+            logger=self._logger, leader_elected=leader_elected,
+        )
+        self.add(controller)
+        return controller
+
+    async def wait_started(self) -> None:
+        """Return once caches have synced and every runnable not waiting for leadership started."""
+        await self._started.wait()
+
+    async def run(self) -> None:
+        """Run everything until cancelled (see the module notes for the order)."""
+        if self._running:
+            raise RuntimeError("the manager is already running")
+        self._running = True
+        try:
+            async with asyncio.TaskGroup() as group:
+                group.create_task(self.informers.run(), name="informers")
+                await self.informers.wait_for_sync()
+                for runnable in self._plain:
+                    group.create_task(runnable.run(), name=_name(runnable))
+                if self.elector is not None:
+                    group.create_task(self.elector.run(self._run_elected), name="leader-election")
+                else:
+                    group.create_task(self._run_elected(), name="elected")
+                self._started.set()
+        finally:
+            self._started.clear()
+            self._running = False
+
+    async def _run_elected(self) -> None:
+        async with asyncio.TaskGroup() as group:
+            for runnable in self._elected:
+                group.create_task(runnable.run(), name=_name(runnable))
+
+
+def _name(runnable: Runnable) -> str:
+    return str(getattr(runnable, "name", type(runnable).__name__))
+
+
+__all__ = ["Manager", "Runnable"]
