@@ -79,3 +79,16 @@ class Member(Protocol):
     async def summary(self) -> ClusterSummary: ...
 
     async def close(self) -> None: ...
+
+
+class MemberPool(Protocol):
+    """Finds the Member behind a Cluster object.
+
+    The control plane builds Push members from ``spec.apiEndpoint`` (``simulated://…``,
+    ``kube://…``, ``https://…`` with the Secret named by ``spec.secretRef``); a
+    simulation hands out its in-process clusters by name.
+    """
+
+    def member(self, cluster_name: str, api_endpoint: str | None = None) -> Member:
+        """The Member for a cluster; raises ``errors.MemberError`` when no client can be built."""
+        ...
