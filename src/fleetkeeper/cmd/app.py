@@ -1,0 +1,116 @@
+"""Assembling a control plane: the one place that picks backends and builds the graph.
+
+:class:`ControlPlane` puts together, over one Store: the local client (through the
+admission chain), a :class:`~fleetkeeper.runtime.manager.Manager` with its shared
+informers, every controller's ``setup(mgr, ctx)`` in :data:`CONTROLLERS` order, and
+the scheduler. ``fleetkeeper up``, ``fleetkeeper simulate``, the demo, the benchmarks
+and the integration tests all build it here, so they run the same graph.
+
+A Pull agent is the same assembly with ``Scope(agent_cluster=NAME)`` and the agent's
+subset of controllers (:data:`AGENT_CONTROLLERS`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from fleetkeeper.api import admission
+from fleetkeeper.client.local import LocalClient
+from fleetkeeper.clock import Clock
+from fleetkeeper.runtime.context import Context, Scope
+from fleetkeeper.interpreter import Interpreter
+from fleetkeeper.members.interface import MemberPool
+from fleetkeeper.options import Options
+from fleetkeeper.runtime.leaderelection import LeaderElectionConfig, LeaderElector
+from fleetkeeper.runtime.manager import Manager
+from fleetkeeper.store.interface import StoreProtocol
+
+Setup = Callable[[Manager, Context], None]
+
+#: Controller modules of the control plane, in start order (each has ``setup(mgr, ctx)``).
+CONTROLLERS: tuple[str, ...] = ()
+#: Controller modules a Pull agent runs for its own cluster.
+AGENT_CONTROLLERS: tuple[str, ...] = ()
+
+
+def load_setups(names: Sequence[str]) -> list[Setup]:
+    """``setup`` functions of the named controller modules (``fleetkeeper.controllers.<name>``)."""
+    setups: list[Setup] = []
+    for name in names:
+        module = importlib.import_module(f"fleetkeeper.controllers.{name}")
+        setups.append(module.setup)
+    return setups
+
+
+@dataclass
+class ControlPlane:
+    """Everything that runs against one store, ready to ``run()``."""
+
+    store: StoreProtocol
+    clock: Clock
+    members: MemberPool
+    options: Options = field(default_factory=Options)
+    interpreter: Interpreter | None = None
+    scope: Scope = field(default_factory=Scope)
+    setups: Sequence[Setup] | None = None
+    with_scheduler: bool = True
+    identity: str = "fleetkeeper"
+
+    def __post_init__(self) -> None:
+        self.client = LocalClient(self.store, admission=admission.admit, clock=self.clock)
+        if self.interpreter is None:
+            self.interpreter = Interpreter(clock=self.clock)
+        self.context = Context(client=self.client, clock=self.clock, options=self.options,
+                               members=self.members, interpreter=self.interpreter, scope=self.scope)
+        elector = None
+        if self.options.leader_elect and not self.scope.is_agent:
+            elector = LeaderElector(
+                self.client,
+                LeaderElectionConfig(
+                    "fleetkeeper-controller-manager", self.identity,
+                    lease_duration=self.options.leader_elect_lease_duration,
+                    renew_deadline=self.options.leader_elect_renew_deadline,
+                    retry_period=self.options.leader_elect_retry_period,
+                ),
+                clock=self.clock,
+            )
+        self.manager = Manager(self.client, clock=self.clock, elector=elector)
+        names = AGENT_CONTROLLERS if self.scope.is_agent else CONTROLLERS
+        setups = list(self.setups) if self.setups is not None else load_setups(names)
+        for setup in setups:
+            setup(self.manager, self.context)
+        if self.with_scheduler and not self.scope.is_agent:
+            self._setup_scheduler()
+
+    def _setup_scheduler(self) -> None:
+        try:
+            scheduler = importlib.import_module("fleetkeeper.scheduler.controller")
+        except ModuleNotFoundError:
+            return
+        scheduler.setup(self.manager, self.context)
+
+    async def run(self) -> None:
+        """Run until cancelled."""
+        await self.manager.run()
+
+    async def wait_started(self) -> None:
+        await self.manager.wait_started()
+
+
+async def run_for(plane: ControlPlane, seconds: float) -> None:
+    """Run ``plane`` for ``seconds`` on its clock, then stop it (tests, benchmarks)."""
+    task = asyncio.get_running_loop().create_task(plane.run())
+    try:
+        await plane.clock.sleep(seconds)
+    finally:
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+
+
+__all__ = ["AGENT_CONTROLLERS", "CONTROLLERS", "ControlPlane", "Setup", "load_setups", "run_for"]
