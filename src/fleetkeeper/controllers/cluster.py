@@ -1,0 +1,299 @@
+"""The cluster controller: execution spaces, system taints, heartbeats, cluster deletion.
+
+Three duties (spec §4.2), all control-plane only:
+
+* **Lifecycle** (:class:`ClusterReconciler`, one reconcile per Cluster event): make sure
+  the execution namespace ``karmada-es-<name>`` exists, keep the two system NoSchedule
+  taints (``not-ready``/``unreachable``) in step with the Ready condition, and hold the
+  finalizer ``karmada.io/cluster-controller``. Taints and finalizer go out in one
+  update, computed on the object and rewritten from a fresh read on conflict.
+* **Deletion**: the Works of the execution space are deleted (for a Pull cluster that is
+  not Ready their execution finalizer is released first — nobody could clean the member
+  anyway), then the namespace; the finalizer goes once no binding still schedules onto
+  the cluster. Each wait is a 10 s requeue, as in Karmada.
+* **Heartbeats** (:class:`HeartbeatMonitor`, every ``cluster_monitor_period``): a Pull
+  cluster whose Ready condition and Lease have both been silent for the grace period is
+  marked ``Ready=Unknown`` (the rules are :func:`cluster_rules.monitor`); the taint
+  sync above then swaps ``not-ready`` for ``unreachable``.
+
+Every taint change is an Event (``TaintClusterSucceed``, Karmada's message) and a
+timeline entry per taint; a heartbeat loss is a timeline entry ``Ready=Unknown
+(ClusterStatusUnknown)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import structlog
+
+from fleetkeeper import errors
+from fleetkeeper.api import conditions, constants
+from fleetkeeper.api import timeline as tl
+from fleetkeeper.api.cluster import Cluster
+from fleetkeeper.api.coordination import Lease
+from fleetkeeper.api.core import Namespace
+from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding, Work
+from fleetkeeper.controllers import cluster_rules as rules
+from fleetkeeper.runtime.context import Context
+from fleetkeeper.runtime.informer import Informer
+from fleetkeeper.runtime.manager import Manager
+from fleetkeeper.runtime.reconcile import Request, Result
+
+NAME = "cluster-controller"
+#: Karmada's retry interval while a deleted cluster is being cleaned up
+CLEANUP_RETRY = 10.0
+#: a write re-reads and retries this often after a conflict before the key is retried with backoff
+WRITE_ATTEMPTS = 5
+#: heartbeat status writes: tries per cluster and the pause between them (Karmada: 5 × 20 ms)
+MONITOR_TRIES = 5
+MONITOR_RETRY_PAUSE = 0.02
+#: the execution namespaces carry this label; the controller watches only those
+SYSTEM_SELECTOR = f"{constants.KARMADA_SYSTEM_LABEL}={constants.KARMADA_SYSTEM_LABEL_VALUE}"
+
+_log = structlog.get_logger("fleetkeeper.cluster")
+
+
+class ClusterReconciler:
+    """Execution space, system taints, finalizer and deletion of one cluster."""
+
+    def __init__(self, ctx: Context, clusters: Informer[Cluster], namespaces: Informer[Namespace],
+                 monitor: HeartbeatMonitor) -> None:
+        self._ctx = ctx
+        self._clusters = clusters
+        self._namespaces = namespaces
+        self._monitor = monitor
+        self._recorder = ctx.recorder(NAME)
+
+    async def reconcile(self, request: Request) -> Result:
+        cluster = self._clusters.get(request.name)
+        if cluster is None:
+            self._monitor.forget(request.name)
+            return Result()
+        if cluster.metadata.deletion_timestamp is not None:
+            return await self._remove(cluster)
+        await self._ensure_execution_space(cluster)
+        await self._sync(cluster)
+        return Result()
+
+    # ---------------------------------------------------------------- lifecycle
+    async def _ensure_execution_space(self, cluster: Cluster) -> None:
+        space = rules.execution_space(cluster.name)
+        if self._namespaces.get(space.name) is not None:
+            return
+        try:
+            await self._ctx.client.create(space)
+        except errors.AlreadyExists:
+            return
+        except errors.ApiError as exc:
+            await self._recorder.event(
+                cluster, "Warning", constants.EVENT_CREATE_EXECUTION_SPACE_FAILED,
+                f"Failed to create execution namespace for cluster {cluster.name}: {exc}")
+            raise
+        await self._recorder.event(cluster, "Normal", constants.EVENT_CREATE_EXECUTION_SPACE_SUCCEED,
+                                   f"Created execution namespace({space.name}) for cluster({cluster.name}).")
+
+    async def _sync(self, cluster: Cluster) -> None:
+        """Taints by Ready and the finalizer, in one update (fresh read on conflict)."""
+        current: Cluster | None = cluster
+        for _ in range(WRITE_ATTEMPTS):
+            if current is None:
+                try:
+                    current = await self._ctx.client.get(Cluster, cluster.name)
+                except errors.NotFound:
+                    return
+            if current.metadata.deletion_timestamp is not None:
+                return
+            ready = conditions.get_condition(current.status.conditions, constants.COND_READY)
+            taints = rules.sync_ready_taints(current.spec.taints, ready, self._ctx.clock.now())
+            finalizers = list(current.metadata.finalizers or ())
+            missing_finalizer = constants.CLUSTER_CONTROLLER_FINALIZER not in finalizers
+            if taints is None and not missing_finalizer:
+                return
+            desired = current.deep_copy()
+            if taints is not None:
+                desired.spec.taints = taints or None
+            if missing_finalizer:
+                desired.metadata.finalizers = [*finalizers, constants.CLUSTER_CONTROLLER_FINALIZER]
+            try:
+                written = await self._ctx.client.update(desired)
+            except errors.Conflict:
+                current = None
+                continue
+            except errors.ApiError as exc:
+                if taints is not None:
+                    await self._recorder.event(current, "Warning", constants.EVENT_TAINT_CLUSTER_FAILED,
+                                               f"Taint cluster failed: {exc}")
+                raise
+            if taints is not None:
+                await self._record_taints(written, current)
+            return
+        raise errors.Conflict(f"cluster {cluster.name!r} kept changing under the cluster controller")
+
+    async def _record_taints(self, written: Cluster, before: Cluster) -> None:
+        added, removed = rules.taint_diff(before.spec.taints, written.spec.taints)
+        await self._recorder.event(written, "Normal", constants.EVENT_TAINT_CLUSTER_SUCCEED,
+                                   f"Taint cluster succeed: {rules.taints_message(written.spec.taints)}")
+        ready = conditions.get_condition(written.status.conditions, constants.COND_READY)
+        why = f"Ready={ready.status}" if ready is not None else "no Ready condition yet"
+        for taint in added:
+            await self._recorder.timeline(written, tl.TAINT_ADDED,
+                                          f"taint {rules.taint_text(taint)} added ({why})", reason=NAME)
+        for taint in removed:
+            await self._recorder.timeline(written, tl.TAINT_REMOVED,
+                                          f"taint {rules.taint_text(taint)} removed ({why})", reason=NAME)
+
+    # ---------------------------------------------------------------- deletion
+    async def _remove(self, cluster: Cluster) -> Result:
+        client = self._ctx.client
+        namespace = constants.execution_namespace(cluster.name)
+        works = (await client.list(Work, namespace)).items
+        if works:
+            await self._delete_works(cluster, works)
+            return Result(requeue_after=CLEANUP_RETRY)
+        try:
+            await client.delete(Namespace, namespace)
+        except errors.NotFound:
+            pass
+        except errors.ApiError as exc:
+            await self._recorder.event(cluster, "Warning", constants.EVENT_REMOVE_EXECUTION_SPACE_FAILED,
+                                       f"Failed to remove execution namespace {namespace}: {exc}")
+            raise
+        else:
+            await self._recorder.event(
+                cluster, "Normal", constants.EVENT_REMOVE_EXECUTION_SPACE_SUCCEED,
+                f"Removed execution namespace({namespace}) for cluster({cluster.name}).")
+            return Result(requeue_after=CLEANUP_RETRY)
+        self._monitor.forget(cluster.name)
+        if await self._still_scheduled(cluster.name):
+            return Result(requeue_after=CLEANUP_RETRY)
+        await self._drop_finalizer(cluster)
+        return Result()
+
+    async def _delete_works(self, cluster: Cluster, works: list[Work]) -> None:
+        ready = conditions.is_condition_true(cluster.status.conditions, constants.COND_READY)
+        release = cluster.spec.sync_mode == constants.SYNC_MODE_PULL and not ready
+        finalizer = constants.EXECUTION_CONTROLLER_FINALIZER
+        for work in works:
+            if release and finalizer in (work.metadata.finalizers or ()):
+                kept = [f for f in work.metadata.finalizers or () if f != finalizer]
+                released = work.deep_copy()
+                released.metadata.finalizers = kept or None
+                try:
+                    await self._ctx.client.update(released)
+                except (errors.NotFound, errors.Conflict):
+                    continue  # gone, or changed: the next round looks again
+            if work.metadata.deletion_timestamp is None:
+                with contextlib.suppress(errors.NotFound):
+                    await self._ctx.client.delete(Work, work.name, work.namespace)
+
+    async def _still_scheduled(self, name: str) -> bool:
+        for model in (ResourceBinding, ClusterResourceBinding):
+            for binding in (await self._ctx.client.list(model)).items:
+                if any(target.name == name for target in binding.spec.clusters or ()):
+                    return True
+        return False
+
+    async def _drop_finalizer(self, cluster: Cluster) -> None:
+        for _ in range(WRITE_ATTEMPTS):
+            finalizers = [f for f in cluster.metadata.finalizers or ()
+                          if f != constants.CLUSTER_CONTROLLER_FINALIZER]
+            if finalizers == list(cluster.metadata.finalizers or ()):
+                return
+            released = cluster.deep_copy()
+            released.metadata.finalizers = finalizers or None
+            try:
+                await self._ctx.client.update(released)
+                return
+            except errors.NotFound:
+                return
+            except errors.Conflict:
+                cluster = await self._ctx.client.get(Cluster, cluster.name)
+        raise errors.Conflict(f"cluster {cluster.name!r}: could not release its finalizer")
+
+
+class HeartbeatMonitor:
+    """Marks silent Pull clusters ``Ready=Unknown`` (a leader-elected runnable)."""
+
+    needs_leader_election = True
+    name = "cluster-heartbeat-monitor"
+
+    def __init__(self, ctx: Context, clusters: Informer[Cluster], leases: Informer[Lease]) -> None:
+        self._ctx = ctx
+        self._clusters = clusters
+        self._leases = leases
+        self._records: dict[str, rules.HealthRecord] = {}
+        self._recorder = ctx.recorder(NAME)
+        options = ctx.options
+        self._graces = rules.Graces(options.cluster_monitor_grace_period,
+                                    options.cluster_startup_grace_period)
+
+    def forget(self, name: str) -> None:
+        self._records.pop(name, None)
+
+    async def run(self) -> None:
+        while True:
+            await self.check_all()
+            await self._ctx.clock.sleep(self._ctx.options.cluster_monitor_period)
+
+    async def check_all(self) -> None:
+        """One monitor pass over every cluster in the cache."""
+        names = set()
+        for cluster in self._clusters.list():
+            names.add(cluster.name)
+            try:
+                await self._check(cluster)
+            except errors.FleetkeeperError as exc:
+                _log.warning("heartbeat check failed", cluster=cluster.name, error=str(exc))
+        for gone in set(self._records) - names:
+            del self._records[gone]
+
+    async def _check(self, cluster: Cluster) -> None:
+        lease = self._leases.get(f"{constants.LEASE_NAMESPACE}/{cluster.name}")
+        renew = None if lease is None else lease.spec.renew_time
+        current: Cluster | None = cluster
+        for attempt in range(MONITOR_TRIES):
+            if current is None:
+                try:
+                    current = await self._ctx.client.get(Cluster, cluster.name)
+                except errors.NotFound:
+                    self.forget(cluster.name)
+                    return
+            result = rules.monitor(self._records.get(cluster.name), current, renew, self._ctx.clock.now(),
+                                   self._graces)
+            self._records[cluster.name] = result.record
+            if result.ready is None or result.written is None:
+                return
+            status = current.status.model_copy(update={
+                "conditions": conditions.set_condition(current.status.conditions, result.ready,
+                                                       self._ctx.clock.now())})
+            try:
+                written = await self._ctx.client.update_status(current.model_copy(update={"status": status}))
+            except errors.Conflict:
+                current = None
+                if attempt + 1 < MONITOR_TRIES:
+                    await self._ctx.clock.sleep(MONITOR_RETRY_PAUSE)
+                continue
+            self._records[cluster.name] = result.written
+            reason = result.ready.reason
+            await self._recorder.timeline(written, tl.CONDITION_CHANGED, f"Ready=Unknown ({reason})",
+                                          reason=reason)
+            await self._recorder.event(written, "Warning", result.ready.reason, result.ready.message)
+            return
+
+
+def setup(mgr: Manager, ctx: Context) -> None:
+    """Cluster lifecycle, system taints and heartbeats (control plane only)."""
+    if ctx.scope.is_agent:
+        return
+    clusters = mgr.informers.informer_for(Cluster)
+    namespaces = mgr.informers.informer_for(Namespace, label_selector=SYSTEM_SELECTOR)
+    leases = mgr.informers.informer_for(Lease, constants.LEASE_NAMESPACE)
+    monitor = HeartbeatMonitor(ctx, clusters, leases)
+    reconciler = ClusterReconciler(ctx, clusters, namespaces, monitor)
+    controller = mgr.controller(NAME, reconciler, workers=ctx.options.concurrent_syncs)
+    controller.watch(clusters)
+    mgr.add(monitor)
+
+
+__all__ = ["CLEANUP_RETRY", "NAME", "ClusterReconciler", "HeartbeatMonitor", "setup"]

@@ -1,0 +1,183 @@
+"""The cluster-status controller: probe each member, write ``Ready`` and what was collected.
+
+One reconcile per cluster, each on its own schedule: the reconcile probes the member
+(``/readyz``, ``/healthz`` when that is missing), passes the verdict through the
+threshold state machine of :mod:`~fleetkeeper.controllers.cluster_status_rules`,
+collects version, APIs and capacity from a healthy member, writes the status only when
+it changed, and asks to be called again ``cluster_status_update_frequency`` seconds
+after it *started* — so a cluster is probed on a steady cadence whatever its probe
+costs.
+
+**A black hole stalls nobody else.** Every call to a member is bounded by
+``cluster_probe_timeout`` (``asyncio.wait_for``), and the controller runs many workers
+(:data:`WORKERS`), so a member that swallows requests costs one worker one timeout
+per period while every other cluster keeps its cadence. A timeout is a transport
+error: the member is offline.
+
+**Which clusters.** The control plane serves Push clusters; a Pull agent runs this same
+controller scoped to its own cluster (``ctx.scope``), which is how a Pull cluster's
+status reaches the control plane. Like Karmada, a cluster is left alone until the
+cluster controller has put its finalizer on it, so the two never race at creation.
+
+**What is recorded.** Every change of the Ready verdict gets a timeline entry
+(``Ready=False (ClusterNotReachable)``) and an Event on the Cluster.
+
+The threshold state lives in memory, per cluster, and is forgotten when the cluster
+is deleted; after a restart the first observation is trusted (with the guard the
+rules module explains).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+
+import structlog
+
+from fleetkeeper import errors
+from fleetkeeper.api import conditions, constants
+from fleetkeeper.api import timeline as tl
+from fleetkeeper.api.cluster import Cluster
+from fleetkeeper.api.meta import Condition
+from fleetkeeper.controllers import cluster_status_rules as rules
+from fleetkeeper.members.interface import ClusterSummary, Member
+from fleetkeeper.runtime.context import Context
+from fleetkeeper.runtime.informer import Informer
+from fleetkeeper.runtime.manager import Manager
+from fleetkeeper.runtime.reconcile import Request, Result
+from fleetkeeper.runtime.recorder import EventType
+
+NAME = "cluster-status-controller"
+#: concurrent probes: a black-holed member holds one worker for one probe timeout
+WORKERS = 64
+#: how often a status write re-reads and retries after a conflict before giving up
+WRITE_ATTEMPTS = 5
+
+_log = structlog.get_logger("fleetkeeper.cluster_status")
+
+
+class ClusterStatusReconciler:
+    """Probes one cluster per request and writes its status (see the module notes)."""
+
+    def __init__(self, ctx: Context, clusters: Informer[Cluster]) -> None:
+        self._ctx = ctx
+        self._clusters = clusters
+        self._recorder = ctx.recorder(NAME)
+        self._states: dict[str, rules.ThresholdState] = {}
+        options = ctx.options
+        self._thresholds = rules.Thresholds(options.cluster_success_threshold,
+                                            options.cluster_failure_threshold)
+
+    async def reconcile(self, request: Request) -> Result:
+        cluster = self._clusters.get(request.name)
+        if cluster is None:
+            self._states.pop(request.name, None)
+            return Result()
+        if not self._ctx.scope.serves(cluster):
+            self._states.pop(request.name, None)
+            return Result()
+        if constants.CLUSTER_CONTROLLER_FINALIZER not in (cluster.metadata.finalizers or ()):
+            return Result()  # the finalizer's arrival wakes this cluster again
+        clock = self._ctx.clock
+        started, now = clock.monotonic(), clock.now()
+        ready, health, summary = await self._observe(cluster, now)
+        written, before = await self._write(cluster.name, ready, summary)
+        if written and rules.ready_changed(before, ready):
+            await self._record(cluster, ready)
+        _log.debug("cluster probed", cluster=cluster.name, online=health.online, healthy=health.healthy,
+                   ready=ready.status)
+        elapsed = clock.monotonic() - started
+        return Result(requeue_after=max(0.0, self._ctx.options.cluster_status_update_frequency - elapsed))
+
+    # ---------------------------------------------------------------- observing
+    async def _observe(self, cluster: Cluster, now: datetime
+                       ) -> tuple[Condition, rules.Health, ClusterSummary | None]:
+        """Probe, adjust by the thresholds, and collect a summary when Ready."""
+        current = conditions.get_condition(cluster.status.conditions, rules.READY)
+        member: Member | None = None
+        try:
+            member = self._ctx.members.member(cluster.name, cluster.spec.api_endpoint)
+        except (errors.MemberError, ValueError) as exc:
+            observed, health = rules.collection_failed(str(exc)), rules.OFFLINE
+        else:
+            health = await self._probe(member)
+            observed = rules.observed_ready(health)
+        ready, self._states[cluster.name] = rules.threshold_adjusted(
+            self._states.get(cluster.name), current, observed, now, self._thresholds)
+        summary = None
+        if member is not None and rules.collects_summary(health, ready):
+            summary = await self._summary(member)
+        return ready, health, summary
+
+    async def _probe(self, member: Member) -> rules.Health:
+        code = await self._call_probe(member, "/readyz")
+        if rules.needs_healthz(code):
+            code = await self._call_probe(member, "/healthz")
+        return rules.health_of(code)
+
+    async def _call_probe(self, member: Member, path: str) -> int | None:
+        try:
+            return await asyncio.wait_for(member.probe(path), self._ctx.options.cluster_probe_timeout)
+        except (errors.MemberError, TimeoutError, OSError) as exc:
+            _log.debug("probe failed", cluster=member.name, path=path, error=repr(exc))
+            return None
+
+    async def _summary(self, member: Member) -> ClusterSummary | None:
+        try:
+            return await asyncio.wait_for(member.summary(), self._ctx.options.cluster_probe_timeout)
+        except (errors.MemberError, TimeoutError, OSError) as exc:
+            _log.info("collecting the cluster summary failed; keeping the last one", cluster=member.name,
+                      error=repr(exc))
+            return None
+
+    # ---------------------------------------------------------------- writing
+    async def _write(self, name: str, ready: Condition, summary: ClusterSummary | None
+                     ) -> tuple[bool, Condition | None]:
+        """Set the desired fields and write only on change (fresh read on conflict).
+
+        Returns whether it wrote, and the Ready condition the write replaced."""
+        client = self._ctx.client
+        cluster = self._clusters.get(name)
+        for attempt in range(WRITE_ATTEMPTS):
+            if cluster is None or attempt:
+                try:
+                    cluster = await client.get(Cluster, name)
+                except errors.NotFound:
+                    return False, None
+            desired = rules.desired_status(cluster.status, ready, summary, self._ctx.clock.now())
+            if desired == cluster.status:
+                return False, None
+            try:
+                await client.update_status(cluster.model_copy(update={"status": desired}))
+            except errors.Conflict:
+                continue
+            except errors.NotFound:
+                return False, None
+            return True, conditions.get_condition(cluster.status.conditions, rules.READY)
+        raise errors.Conflict(f"cluster {name!r}: status kept changing under the writer")
+
+    async def _record(self, cluster: Cluster, ready: Condition) -> None:
+        text = rules.ready_text(ready)
+        await self._recorder.timeline(cluster, tl.CONDITION_CHANGED, text, reason=ready.reason)
+        event_type: EventType = "Normal" if ready.status == "True" else "Warning"
+        await self._recorder.event(cluster, event_type, ready.reason or "ClusterReadyChanged",
+                                   f"{text}: {ready.message}" if ready.message else text)
+
+
+def _wakes(old: Cluster | None, new: Cluster | None) -> bool:
+    """Creation, deletion and spec (generation) changes; the cadence comes from requeues."""
+    if old is None or new is None:
+        return True
+    return (old.metadata.generation != new.metadata.generation
+            or old.metadata.finalizers != new.metadata.finalizers)
+
+
+def setup(mgr: Manager, ctx: Context) -> None:
+    """Probe the clusters this instance serves (Push on the control plane, its own in an agent)."""
+    clusters = mgr.informers.informer_for(Cluster)
+    reconciler = ClusterStatusReconciler(ctx, clusters)
+    controller = mgr.controller(NAME, reconciler, workers=WORKERS, leader_elected=not ctx.scope.is_agent)
+    controller.watch(clusters, predicate=_wakes)
+
+
+__all__ = ["NAME", "WORKERS", "ClusterStatusReconciler", "setup"]

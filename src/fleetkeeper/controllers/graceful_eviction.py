@@ -1,0 +1,203 @@
+"""The graceful-eviction controller: ends eviction tasks when it is safe, and only then.
+
+One reconciler for ResourceBindings and ClusterResourceBindings (the key's namespace
+tells them apart). A reconcile reads the binding, asks
+:func:`~fleetkeeper.controllers.eviction_rules.assess_tasks` what each task's verdict
+is, and — only when something changed — writes the kept tasks (plus, for a cleared
+task, the cluster put back into ``spec.clusters``) with optimistic concurrency; on a
+conflict it re-reads and assesses again, so a task another writer added meanwhile is
+never lost and values of one task never end up in another.
+
+**When it runs.** Every add or change of a binding that has eviction tasks (status
+changes included: that is how it sees the replacement become Healthy), when a task's
+timeout comes (``requeue_after``), and when the source cluster of a task changes — its
+recovery may clear the task.
+
+**What it will not do** (DESIGN.md §5): drop a task while the workload has no
+replacement scheduled *and* dispatched elsewhere — not for an empty schedule, not at
+the timeout — unless the task's purge mode is ``Directly``. Such a task is *blocked*:
+kept, with a timeline entry saying why (``eviction from member1 kept: no replacement
+scheduled``), recorded once per task.
+
+Dropping a task emits ``EvictWorkloadFromClusterSucceed`` on the binding and on its
+template and a timeline entry with the reason (``eviction from member1 completed:
+member2 healthy``); the binding controller then deletes the old Work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+import structlog
+
+from fleetkeeper import errors
+from fleetkeeper.api import constants
+from fleetkeeper.api import timeline as tl
+from fleetkeeper.api.cluster import Cluster
+from fleetkeeper.api.meta import ObjectMeta, Unstructured
+from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding
+from fleetkeeper.controllers import eviction_rules as rules
+from fleetkeeper.runtime.context import Context
+from fleetkeeper.runtime.controller import Controller
+from fleetkeeper.runtime.informer import Informer
+from fleetkeeper.runtime.manager import Manager
+from fleetkeeper.runtime.reconcile import Request, Result
+
+NAME = "graceful-eviction-controller"
+#: index of the binding informers: source cluster of a task → bindings
+BY_SOURCE = "graceful-eviction/task.fromCluster"
+WRITE_ATTEMPTS = 5
+
+Binding = ResourceBinding | ClusterResourceBinding
+
+_log = structlog.get_logger("fleetkeeper.graceful_eviction")
+
+
+def _sources(binding: Binding) -> list[str]:
+    return [t.from_cluster for t in binding.spec.graceful_eviction_tasks or ()]
+
+
+class GracefulEvictionReconciler:
+    """Assesses the eviction tasks of one binding per request."""
+
+    def __init__(self, ctx: Context, clusters: Informer[Cluster], rbs: Informer[ResourceBinding],
+                 crbs: Informer[ClusterResourceBinding]) -> None:
+        self._ctx = ctx
+        self._clusters = clusters
+        self._rbs = rbs
+        self._crbs = crbs
+        self._recorder = ctx.recorder(NAME)
+        #: blocked tasks already explained on the timeline: (binding uid, cluster, created)
+        self._explained: set[tuple[str, str, str]] = set()
+
+    def bindings_from(self, cluster: str) -> list[Request]:
+        """Bindings with a task from ``cluster``."""
+        found: Iterable[Binding] = [*self._rbs.by_index(BY_SOURCE, cluster),
+                                    *self._crbs.by_index(BY_SOURCE, cluster)]
+        return [Request(b.metadata.namespace or "", b.name) for b in found]
+
+    async def reconcile(self, request: Request) -> Result:
+        current = self._cached(request)
+        for _ in range(WRITE_ATTEMPTS):
+            if current is None or current.metadata.deletion_timestamp is not None:
+                return Result()
+            if not current.spec.graceful_eviction_tasks:
+                return Result()
+            now = self._ctx.clock.now()
+            default_timeout = self._ctx.options.graceful_eviction_timeout
+            assessment = self._assess(current, now)
+            if not assessment.changed:
+                await self._explain(current, assessment)
+                return Result(requeue_after=rules.next_retry(assessment.kept, now, default_timeout))
+            spec = rules.apply_assessment(current.spec, assessment)
+            try:
+                written = await self._ctx.client.update(current.model_copy(update={"spec": spec}))
+            except errors.Conflict:
+                current = await self._fresh(request)
+                continue
+            except errors.NotFound:
+                return Result()
+            await self._record(written, assessment)
+            return Result(requeue_after=rules.next_retry(assessment.kept, now, default_timeout))
+        raise errors.Conflict(f"binding {request} kept changing under the graceful-eviction controller")
+
+    def _assess(self, binding: Binding, now: datetime) -> rules.Assessment:
+        try:
+            tolerations = rules.applied_tolerations(binding.annotations()) or ()
+        except ValueError:
+            tolerations = ()
+        recovered = [name for name in _sources(binding)
+                     if rules.source_recovered(self._clusters.get(name), tolerations)]
+        view = rules.view_of(binding.spec, binding.status, binding.metadata.generation)
+        return rules.assess_tasks(binding.spec, view, recovered=recovered, now=now,
+                                  default_timeout=self._ctx.options.graceful_eviction_timeout)
+
+    def _cached(self, request: Request) -> Binding | None:
+        if request.namespace:
+            return self._rbs.get(str(request))
+        return self._crbs.get(request.name)
+
+    async def _fresh(self, request: Request) -> Binding | None:
+        model: type[Binding] = ResourceBinding if request.namespace else ClusterResourceBinding
+        try:
+            return await self._ctx.client.get(model, request.name, request.namespace)
+        except errors.NotFound:
+            return None
+
+    # ---------------------------------------------------------------- recording
+    async def _record(self, binding: Binding, assessment: rules.Assessment) -> None:
+        for verdict in assessment.of("drop"):
+            message = f"Evict from cluster {verdict.task.from_cluster} succeed."
+            await self._recorder.event(binding, "Normal", constants.EVENT_EVICT_WORKLOAD_SUCCEED, message)
+            await self._recorder.event(_template(binding), "Normal", constants.EVENT_EVICT_WORKLOAD_SUCCEED,
+                                       message)
+            await self._recorder.timeline(binding, tl.EVICTION_COMPLETED, verdict.message(),
+                                          reason=verdict.task.reason)
+        for verdict in assessment.of("clear"):
+            await self._recorder.timeline(binding, tl.EVICTION_CLEARED, verdict.message(),
+                                          reason=verdict.task.reason)
+        await self._explain(binding, assessment)
+
+    async def _explain(self, binding: Binding, assessment: rules.Assessment) -> None:
+        """Say once per task why a task past its timeout is kept."""
+        for verdict in assessment.of("block"):
+            created = verdict.task.creation_timestamp
+            key = (binding.metadata.uid or binding.key, verdict.task.from_cluster, str(created))
+            if key in self._explained:
+                continue
+            self._explained.add(key)
+            _log.info("eviction task kept past its timeout", binding=binding.key, reason=verdict.why)
+            await self._recorder.timeline(binding, tl.EVICTION_BLOCKED, verdict.message(),
+                                          reason=verdict.task.reason)
+
+
+def _template(binding: Binding) -> Unstructured:
+    resource = binding.spec.resource
+    return Unstructured.for_kind(resource.api_version, resource.kind)(
+        metadata=ObjectMeta(name=resource.name, namespace=resource.namespace, uid=resource.uid))
+
+
+def _has_tasks(old: Binding | None, new: Binding | None) -> bool:
+    return new is not None and bool(new.spec.graceful_eviction_tasks)
+
+
+class _ClusterEvents:
+    """A change of a cluster wakes the bindings with a task from it (recovery may clear them)."""
+
+    def __init__(self, reconciler: GracefulEvictionReconciler, controller: Controller) -> None:
+        self._reconciler = reconciler
+        self._controller = controller
+
+    def on_add(self, obj: Cluster) -> None:
+        self._wake(obj)
+
+    def on_update(self, old: Cluster, new: Cluster) -> None:
+        if old.spec.taints != new.spec.taints or old.status.conditions != new.status.conditions:
+            self._wake(new)
+
+    def on_delete(self, obj: Cluster) -> None:
+        self._wake(obj)
+
+    def _wake(self, cluster: Cluster) -> None:
+        for request in self._reconciler.bindings_from(cluster.name):
+            self._controller.enqueue(request)
+
+
+def setup(mgr: Manager, ctx: Context) -> None:
+    """End eviction tasks safely (control plane only)."""
+    if ctx.scope.is_agent:
+        return
+    clusters = mgr.informers.informer_for(Cluster)
+    rbs = mgr.informers.informer_for(ResourceBinding)
+    crbs = mgr.informers.informer_for(ClusterResourceBinding)
+    rbs.add_indexer(BY_SOURCE, _sources)
+    crbs.add_indexer(BY_SOURCE, _sources)
+    reconciler = GracefulEvictionReconciler(ctx, clusters, rbs, crbs)
+    controller = mgr.controller(NAME, reconciler, workers=ctx.options.concurrent_syncs)
+    controller.watch(rbs, predicate=_has_tasks)
+    controller.watch(crbs, predicate=_has_tasks)
+    clusters.add_handler(_ClusterEvents(reconciler, controller))
+
+
+__all__ = ["BY_SOURCE", "NAME", "GracefulEvictionReconciler", "setup"]

@@ -1,0 +1,304 @@
+"""The taint-manager: bindings leave clusters whose NoExecute taints they do not tolerate.
+
+Two queues, as in Karmada (spec §4.4), over one state:
+
+* **cluster fan-out** — a cluster with NoExecute taints is looked at once per change:
+  the bindings scheduled onto it are found through an informer *index* (cluster name →
+  bindings, over ``spec.clusters``), never by listing the store, and each is queued
+  for eviction now, queued for the instant its toleration runs out (``timeAdded +
+  tolerationSeconds``), or — tolerated forever — not queued at all. The fan-out yields
+  to the event loop as it goes, so the first evictions start while it is still walking
+  ten thousand bindings.
+* **eviction** — one reconcile per binding (ResourceBinding or ClusterResourceBinding,
+  told apart by the key's namespace) decides all of its target clusters at once with
+  :func:`~fleetkeeper.controllers.taint_manager_rules.plan`, removes the clusters to
+  evict from ``spec.clusters`` and appends one graceful-eviction task each (reason
+  ``TaintUntolerated``, producer ``TaintManager``, the replicas the cluster had, the
+  binding's purge mode), in one write with optimistic concurrency — on a conflict it
+  re-reads and decides again. The scheduler then reschedules (the task keeps the
+  cluster out), and the graceful-eviction controller ends the task.
+
+Bindings are also watched directly: a binding scheduled onto an already tainted
+cluster, or whose applied tolerations change, is decided as it changes.
+
+**Circuit breaker.** While more than ``eviction_circuit_breaker_threshold`` of the
+clusters are not Ready, no binding is evicted: each tainted cluster gets a Warning
+Event and a timeline entry saying why; when enough clusters are Ready again the tainted
+ones are fanned out afresh (and whatever recovered meanwhile has nothing to move).
+
+**Pacing.** With ``resource_eviction_rate`` > 0 there are three workers, each pausing
+``1/rate`` seconds after an eviction (Karmada's throttle); at 0 (fleetkeeper's default)
+evictions are unthrottled and run on :data:`WORKERS` workers.
+
+Every eviction is a timeline entry ``evicted from member1 (TaintUntolerated,
+Gracefully)``; a failed write is an ``EvictWorkloadFromClusterFailed`` Event on the
+binding and its template, and a retry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from datetime import datetime
+
+import structlog
+
+from fleetkeeper import errors
+from fleetkeeper.api import constants
+from fleetkeeper.api import timeline as tl
+from fleetkeeper.api.cluster import Cluster
+from fleetkeeper.api.core import Toleration
+from fleetkeeper.api.meta import ObjectMeta, Unstructured
+from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding
+from fleetkeeper.controllers import eviction_rules as evictions
+from fleetkeeper.controllers import taint_manager_rules as rules
+from fleetkeeper.runtime.context import Context
+from fleetkeeper.runtime.controller import Controller
+from fleetkeeper.runtime.informer import Informer
+from fleetkeeper.runtime.manager import Manager
+from fleetkeeper.runtime.reconcile import FuncReconciler, Request, Result
+
+NAME = "taint-manager"
+#: index of the binding informers: target cluster name → bindings
+BY_CLUSTER = "taint-manager/spec.clusters"
+#: eviction workers when unthrottled, and when paced (Karmada's three)
+WORKERS = 32
+PACED_WORKERS = 3
+#: the fan-out yields to the event loop after this many bindings
+FANOUT_CHUNK = 128
+WRITE_ATTEMPTS = 5
+
+Binding = ResourceBinding | ClusterResourceBinding
+
+_log = structlog.get_logger("fleetkeeper.taint_manager")
+
+
+def _targets(binding: Binding) -> list[str]:
+    return [t.name for t in binding.spec.clusters or ()]
+
+
+def _request(binding: Binding) -> Request:
+    return Request(binding.metadata.namespace or "", binding.name)
+
+
+class TaintManager:
+    """The fan-out and eviction reconcilers and the circuit breaker they share."""
+
+    def __init__(self, ctx: Context, clusters: Informer[Cluster], rbs: Informer[ResourceBinding],
+                 crbs: Informer[ClusterResourceBinding]) -> None:
+        self._ctx = ctx
+        self._clusters = clusters
+        self._rbs = rbs
+        self._crbs = crbs
+        self._recorder = ctx.recorder(NAME)
+        self.breaker = rules.breaker((), ctx.options.eviction_circuit_breaker_threshold)
+        self._announced: set[str] = set()
+        self.fanout: Controller | None = None
+        self.evictions: Controller | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self._ctx.options.enable_no_execute_taint_eviction
+
+    # ---------------------------------------------------------------- lookups
+    def binding(self, request: Request) -> Binding | None:
+        if request.namespace:
+            return self._rbs.get(str(request))
+        return self._crbs.get(request.name)
+
+    def bindings_on(self, cluster: str) -> Iterator[Binding]:
+        yield from self._rbs.by_index(BY_CLUSTER, cluster)
+        yield from self._crbs.by_index(BY_CLUSTER, cluster)
+
+    def tolerations(self, binding: Binding) -> tuple[Toleration, ...] | None:
+        """The applied tolerations, ``None`` when never scheduled or undecodable (logged)."""
+        try:
+            return evictions.applied_tolerations(binding.annotations())
+        except ValueError as exc:
+            _log.warning("binding not considered for eviction", binding=str(_request(binding)),
+                         error=str(exc))
+            return None
+
+    def _queue(self, binding: Binding, decision: rules.Decision) -> None:
+        assert self.evictions is not None
+        if decision.action == "now":
+            self.evictions.enqueue(_request(binding))
+        elif decision.action == "later":
+            self.evictions.enqueue_after(_request(binding), decision.delay)
+
+    # ---------------------------------------------------------------- events
+    def cluster_changed(self, cluster: Cluster | None) -> None:
+        """A cluster event: refresh the breaker, fan the cluster out if it carries NoExecute taints."""
+        assert self.fanout is not None
+        before = self.breaker.open
+        threshold = self._ctx.options.eviction_circuit_breaker_threshold
+        self.breaker = rules.breaker(self._clusters.list(), threshold)
+        if self.breaker.open != before:
+            for other in self._clusters.list():
+                if rules.no_execute_taints(other) or other.name in self._announced:
+                    self.fanout.enqueue(Request.for_object(other))
+        if cluster is not None and rules.no_execute_taints(cluster):
+            self.fanout.enqueue(Request.for_object(cluster))
+
+    def binding_changed(self, binding: Binding | None) -> None:
+        """A binding event: decide it now if one of its clusters is tainted NoExecute."""
+        if binding is None or not self.enabled or binding.metadata.deletion_timestamp is not None:
+            return
+        found = [t for t in (rules.no_execute_taints(c) for c in map(self._clusters.get, _targets(binding))
+                             if c is not None) if t]
+        if not found:
+            return
+        tolerations = self.tolerations(binding)
+        now = self._ctx.clock.now()
+        for taints in found:
+            self._queue(binding, rules.decide(taints, tolerations, now))
+
+    # ---------------------------------------------------------------- fan-out
+    async def fan_out(self, request: Request) -> Result:
+        """Queue every binding on one tainted cluster (or record why not)."""
+        cluster = self._clusters.get(request.name)
+        if cluster is None:
+            self._announced.discard(request.name)
+            return Result()
+        taints = rules.no_execute_taints(cluster)
+        if self.breaker.open:
+            if taints and self.enabled and cluster.name not in self._announced:
+                self._announced.add(cluster.name)
+                await self._recorder.event(cluster, "Warning", "EvictionPaused", self.breaker.message())
+                await self._recorder.timeline(cluster, tl.EVICTION_BLOCKED, self.breaker.message(),
+                                              reason="CircuitBreaker")
+            return Result()
+        if cluster.name in self._announced:
+            self._announced.discard(cluster.name)
+            breaker = self.breaker
+            resumed = f"evictions resumed: {breaker.not_ready} of {breaker.total} clusters are not Ready"
+            await self._recorder.timeline(cluster, tl.EVICTION_BLOCKED, resumed, reason="CircuitBreaker")
+        if not taints or not self.enabled:
+            return Result()
+        now = self._ctx.clock.now()
+        for count, binding in enumerate(list(self.bindings_on(cluster.name)), start=1):
+            self._queue(binding, rules.decide(taints, self.tolerations(binding), now))
+            if count % FANOUT_CHUNK == 0:
+                await asyncio.sleep(0)
+        return Result()
+
+    # ---------------------------------------------------------------- eviction
+    async def evict(self, request: Request) -> Result:
+        """Evict one binding from every cluster it must leave now."""
+        binding = self.binding(request)
+        if binding is None or binding.metadata.deletion_timestamp is not None or not self.enabled:
+            return Result()
+        if self.breaker.open:
+            return Result()  # the breaker closing fans the tainted clusters out again
+        now = self._ctx.clock.now()
+        outcome = rules.plan(_targets(binding), self._clusters.get, self.tolerations(binding), now)
+        if outcome.evict:
+            evicted = await self._write(binding, request, now)
+            pause = rules.pacing_delay(self._ctx.options.resource_eviction_rate)
+            if evicted and pause:
+                await self._ctx.clock.sleep(pause)
+        return Result(requeue_after=outcome.retry_after)
+
+    async def _write(self, binding: Binding, request: Request, now: datetime) -> list[str]:
+        """Remove the clusters to evict and add their tasks, conflict-safe; the clusters evicted."""
+        current: Binding | None = binding
+        for _ in range(WRITE_ATTEMPTS):
+            if current is None or current.metadata.deletion_timestamp is not None:
+                return []
+            outcome = rules.plan(_targets(current), self._clusters.get, self.tolerations(current), now)
+            if not outcome.evict:
+                return []
+            default_mode = self._ctx.options.no_execute_taint_eviction_purge_mode
+            mode = rules.purge_mode(current.spec.failover, default_mode)
+            options = evictions.TaskOptions(producer=constants.PRODUCER_TAINT_MANAGER,
+                                            reason=constants.EVICTION_REASON_TAINT_UNTOLERATED,
+                                            purge_mode=mode, creation_timestamp=now)
+            spec = current.spec
+            for name in outcome.evict:
+                spec = evictions.graceful_evict_cluster(spec, name, options)
+            try:
+                await self._ctx.client.update(current.model_copy(update={"spec": spec}))
+            except errors.Conflict:
+                current = await self._fresh(request)
+                continue
+            except errors.NotFound:
+                return []
+            except errors.ApiError:
+                for name in outcome.evict:
+                    await self._failed(current, name)
+                raise
+            reason = constants.EVICTION_REASON_TAINT_UNTOLERATED
+            for name in outcome.evict:
+                text = rules.eviction_text(name, reason, mode)
+                await self._recorder.timeline(current, tl.EVICTION_STARTED, text, reason=reason)
+            return outcome.evict
+        raise errors.Conflict(f"binding {request} kept changing under the taint-manager")
+
+    async def _fresh(self, request: Request) -> Binding | None:
+        model: type[Binding] = ResourceBinding if request.namespace else ClusterResourceBinding
+        try:
+            return await self._ctx.client.get(model, request.name, request.namespace)
+        except errors.NotFound:
+            return None
+
+    async def _failed(self, binding: Binding, cluster: str) -> None:
+        message = f"Evict from cluster {cluster} failed."
+        resource = binding.spec.resource
+        template = Unstructured.for_kind(resource.api_version, resource.kind)(
+            metadata=ObjectMeta(name=resource.name, namespace=resource.namespace, uid=resource.uid))
+        await self._recorder.event(binding, "Warning", constants.EVENT_EVICT_WORKLOAD_FAILED, message)
+        await self._recorder.event(template, "Warning", constants.EVENT_EVICT_WORKLOAD_FAILED, message)
+
+
+class _ClusterEvents:
+    def __init__(self, manager: TaintManager) -> None:
+        self._manager = manager
+
+    def on_add(self, obj: Cluster) -> None:
+        self._manager.cluster_changed(obj)
+
+    def on_update(self, old: Cluster, new: Cluster) -> None:
+        self._manager.cluster_changed(new)
+
+    def on_delete(self, obj: Cluster) -> None:
+        self._manager.cluster_changed(None)
+
+
+class _BindingEvents:
+    def __init__(self, manager: TaintManager) -> None:
+        self._manager = manager
+
+    def on_add(self, obj: Binding) -> None:
+        self._manager.binding_changed(obj)
+
+    def on_update(self, old: Binding, new: Binding) -> None:
+        if old.spec.clusters != new.spec.clusters or old.annotations().get(
+                constants.APPLIED_PLACEMENT_ANNOTATION) != new.annotations().get(
+                constants.APPLIED_PLACEMENT_ANNOTATION):
+            self._manager.binding_changed(new)
+
+    def on_delete(self, obj: Binding) -> None:
+        """A deleted binding has nothing left to evict."""
+
+
+def setup(mgr: Manager, ctx: Context) -> None:
+    """NoExecute eviction (control plane only)."""
+    if ctx.scope.is_agent:
+        return
+    clusters = mgr.informers.informer_for(Cluster)
+    rbs = mgr.informers.informer_for(ResourceBinding)
+    crbs = mgr.informers.informer_for(ClusterResourceBinding)
+    rbs.add_indexer(BY_CLUSTER, _targets)
+    crbs.add_indexer(BY_CLUSTER, _targets)
+    manager = TaintManager(ctx, clusters, rbs, crbs)
+    paced = ctx.options.resource_eviction_rate > 0
+    manager.evictions = mgr.controller(f"{NAME}-eviction", FuncReconciler(manager.evict),
+                                       workers=PACED_WORKERS if paced else WORKERS)
+    manager.fanout = mgr.controller(NAME, FuncReconciler(manager.fan_out),
+                                    workers=ctx.options.concurrent_syncs)
+    clusters.add_handler(_ClusterEvents(manager))
+    rbs.add_handler(_BindingEvents(manager))
+    crbs.add_handler(_BindingEvents(manager))
+
+
+__all__ = ["BY_CLUSTER", "NAME", "WORKERS", "TaintManager", "setup"]

@@ -1,0 +1,179 @@
+"""Taint-manager decisions: which bindings leave a NoExecute-tainted cluster, and when.
+
+Pure functions over API values plus ``now`` (spec §4.4), table-tested; the controller
+in :mod:`~fleetkeeper.controllers.taint_manager` does the I/O.
+
+* **Toleration arithmetic** (§4.4.2): :func:`matching_tolerations` picks, per NoExecute
+  taint, the first toleration that tolerates it; :func:`min_toleration_time` is the
+  time left until the earliest ``timeAdded + tolerationSeconds`` — ``0`` when it has
+  passed, ``FOREVER`` (−1) when no used toleration has ``tolerationSeconds`` (tolerate
+  forever). ``tolerationSeconds: 0`` means "evict now".
+* :func:`decide` — one binding on one cluster: evict now, after a delay, or never.
+  Tolerations come from the **applied** placement (what the scheduler last used).
+  A binding never scheduled (no applied placement) is not evicted: it has nothing on
+  the cluster yet (Karmada retries it forever with backoff).
+* :func:`plan` — every target cluster of a binding at once: which to evict now and
+  when to look again.
+* :func:`purge_mode` — the binding's ``failover.cluster.purgeMode``, else the option.
+* :func:`breaker` — the partition circuit breaker (DESIGN.md §5): evictions pause
+  while more than ``threshold`` of the clusters are not Ready, because when most of
+  the fleet "fails" at once the likelier story is that the control plane lost its
+  network, and moving every workload would only make things worse.
+* :func:`pacing_delay` — ``resource_eviction_rate`` (evictions per second per worker;
+  0 = unthrottled).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
+
+from fleetkeeper.api import conditions, constants, taints
+from fleetkeeper.api.cluster import Cluster
+from fleetkeeper.api.core import Taint, Toleration
+from fleetkeeper.api.policy import FailoverBehavior
+
+#: ``min_toleration_time`` of a taint tolerated forever
+FOREVER = -1.0
+
+
+def no_execute_taints(cluster: Cluster) -> list[Taint]:
+    """The cluster's NoExecute taints, in order."""
+    return [t for t in cluster.spec.taints or () if t.effect == constants.EFFECT_NO_EXECUTE]
+
+
+def matching_tolerations(found: Sequence[Taint], tolerations: Sequence[Toleration]
+                         ) -> tuple[bool, list[Toleration]]:
+    """(all tolerated?, the first tolerating toleration of each taint)."""
+    if not found:
+        return True, []
+    if not tolerations:
+        return False, []
+    used: list[Toleration] = []
+    for taint in found:
+        match = next((t for t in tolerations if taints.tolerates(t, taint)), None)
+        if match is None:
+            return False, []
+        used.append(match)
+    return True, used
+
+
+def min_toleration_time(found: Sequence[Taint], used: Sequence[Toleration], now: datetime) -> float:
+    """Seconds until the earliest toleration expires: 0 = now, ``FOREVER`` = never."""
+    if not found:
+        return FOREVER
+    if not used:
+        return 0.0
+    triggers = [taint.time_added + timedelta(seconds=toleration.toleration_seconds)
+                for toleration in used if toleration.toleration_seconds is not None
+                for taint in found if taint.time_added is not None and taints.tolerates(toleration, taint)]
+    if not triggers:
+        return FOREVER
+    return max(0.0, (min(triggers) - now).total_seconds())
+
+
+Action = Literal["now", "later", "never"]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """Evict ``now``, ``later`` (after ``delay`` seconds) or ``never``; ``why`` says so."""
+
+    action: Action
+    delay: float = 0.0
+    why: str = ""
+
+
+NEVER = Decision("never")
+
+
+def decide(found: Sequence[Taint], tolerations: Sequence[Toleration] | None, now: datetime) -> Decision:
+    """Whether a binding with these applied tolerations leaves a cluster with these NoExecute taints."""
+    if not found or tolerations is None:
+        return NEVER
+    tolerated, used = matching_tolerations(found, tolerations)
+    if not tolerated:
+        untolerated = taints.untolerated_taints(found, tolerations)
+        names = ", ".join(f"{t.key}:{t.effect}" for t in untolerated)
+        return Decision("now", why=f"untolerated taint {names}")
+    left = min_toleration_time(found, used, now)
+    if left == FOREVER:
+        return NEVER
+    if left == 0:
+        return Decision("now", why="toleration expired")
+    return Decision("later", delay=left, why="tolerated for now")
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """For one binding: the clusters to evict now and when to look again (``None``: no need)."""
+
+    evict: list[str]
+    retry_after: float | None
+
+
+def plan(targets: Iterable[str], cluster_of: Callable[[str], Cluster | None],
+         tolerations: Sequence[Toleration] | None, now: datetime) -> Plan:
+    """Decide every target cluster of a binding (``cluster_of`` looks a cluster up by name)."""
+    evict: list[str] = []
+    delays: list[float] = []
+    for name in targets:
+        cluster = cluster_of(name)
+        if cluster is None:
+            continue
+        decision = decide(no_execute_taints(cluster), tolerations, now)
+        if decision.action == "now":
+            evict.append(name)
+        elif decision.action == "later":
+            delays.append(decision.delay)
+    return Plan(evict, min(delays) if delays else None)
+
+
+def purge_mode(failover: FailoverBehavior | None, default: str) -> str:
+    """``failover.cluster.purgeMode`` (empty → Gracefully), else the option (only ``Directly`` counts)."""
+    if failover is not None and failover.cluster is not None:
+        return failover.cluster.purge_mode or constants.PURGE_GRACEFULLY
+    return constants.PURGE_DIRECTLY if default == constants.PURGE_DIRECTLY else constants.PURGE_GRACEFULLY
+
+
+@dataclass(frozen=True, slots=True)
+class Breaker:
+    """The partition circuit breaker's reading."""
+
+    open: bool
+    not_ready: int
+    total: int
+    threshold: float
+
+    def message(self) -> str:
+        share = self.not_ready / self.total if self.total else 0.0
+        return (f"evictions paused: {self.not_ready} of {self.total} clusters are not Ready "
+                f"({share:.0%} > {self.threshold:.0%}); suspecting a partition of the control plane")
+
+
+def breaker(clusters: Iterable[Cluster], threshold: float) -> Breaker:
+    """Open while more than ``threshold`` of the (non-deleting) clusters are not Ready (0 disables)."""
+    live = [c for c in clusters if c.metadata.deletion_timestamp is None]
+    ready = constants.COND_READY
+    not_ready = sum(1 for c in live if not conditions.is_condition_true(c.status.conditions, ready))
+    total = len(live)
+    tripped = threshold > 0 and total > 0 and not_ready / total > threshold
+    return Breaker(tripped, not_ready, total, threshold)
+
+
+def pacing_delay(rate: float) -> float:
+    """Seconds a worker pauses after an eviction (``rate`` per second; 0 = no pause)."""
+    return 1.0 / rate if rate > 0 else 0.0
+
+
+def eviction_text(cluster: str, reason: str, mode: str) -> str:
+    """``evicted from member1 (TaintUntolerated, Gracefully)``."""
+    return f"evicted from {cluster} ({reason}, {mode})"
+
+
+__all__ = [
+    "FOREVER", "NEVER", "Breaker", "Decision", "Plan", "breaker", "decide", "eviction_text",
+    "matching_tolerations", "min_toleration_time", "no_execute_taints", "pacing_delay", "plan", "purge_mode",
+]
