@@ -1,1 +1,35 @@
-"""fleetkeeper.apiserver"""
+"""fleetkeeper's Kubernetes API server: discovery, CRUD, watch, patch/apply, tables,
+OpenAPI, authentication and authorization over a Store.
+
+Build the ASGI app from a store, then serve it::
+
+    from fleetkeeper.apiserver import Tokens, bind, build_app, ensure_certificates, serve
+
+    app = build_app(store, clock=clock, tokens=Tokens(admin=token))
+    await serve(app, sock=bind("127.0.0.1", 6443), tls=ensure_certificates(state_dir, clock=clock),
+                stop=stop_event)
+
+Modules, by concept: :mod:`.app` (routing, authn/authz wiring, errors as Status),
+:mod:`.request` (paths, queries, bodies), :mod:`.handlers` (verbs), :mod:`.patching`
+(patch and apply requests) over :mod:`fleetkeeper.store.patch`, :mod:`.strategic` and
+:mod:`.apply` (algorithms) with :mod:`.fields` (managedFields), :mod:`.scale`,
+:mod:`.watch`, :mod:`.tables`, :mod:`.discovery`, :mod:`.openapi`, :mod:`.admit`
+(admission on every write), :mod:`.auth`, :mod:`.certs`, :mod:`.kubeconfig`,
+:mod:`.serve` (uvicorn), :mod:`.transport` (in-process httpx transport) and
+:mod:`.bench`.
+"""
+
+from __future__ import annotations
+
+from fleetkeeper.apiserver.app import ApiServerApp, build_app
+from fleetkeeper.apiserver.auth import Tokens, new_token
+from fleetkeeper.apiserver.certs import TLSFiles, ensure_certificates
+from fleetkeeper.apiserver.kubeconfig import write_kubeconfig
+from fleetkeeper.apiserver.serve import ServerThread, bind, serve
+from fleetkeeper.apiserver.state import ServerConfig
+from fleetkeeper.apiserver.transport import InProcessTransport
+
+__all__ = [
+    "ApiServerApp", "InProcessTransport", "ServerConfig", "ServerThread", "TLSFiles", "Tokens", "bind",
+    "build_app", "ensure_certificates", "new_token", "serve", "write_kubeconfig",
+]

@@ -1,0 +1,144 @@
+"""The admission step of every write path (create, update, patch, apply).
+
+A body becomes a stored object in three moves:
+
+1. **shape** — ``apiVersion``/``kind`` must be the URL's (filled in when missing);
+   ``metadata.namespace`` is the URL's for namespaced kinds (a different one is
+   ``400``) and dropped for cluster-scoped kinds; the URL's name wins the same way;
+2. **decode** — the wire dict becomes the kind's pydantic model. Unknown fields follow
+   ``?fieldValidation=``: ``Strict`` (our default, so a typo is an error naming the
+   field) refuses them, ``Warn`` drops them and says so in a ``Warning`` header,
+   ``Ignore`` drops them silently;
+3. **admit** — :func:`fleetkeeper.api.admission.admit` defaults and validates
+   main-resource writes (``/status`` writes are only decoded, as the local client does)
+   (``422 Invalid`` with one cause per field path), and the result is rendered back
+   to its wire form, which is what the store keeps.
+
+Namespaces need not exist: a namespaced object is accepted in any valid namespace.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from fleetkeeper import errors
+from fleetkeeper.api.admission import Operation, admit
+from fleetkeeper.api.scheme import ResourceInfo
+from fleetkeeper.apiserver.request import Target
+
+VALIDATION_MODES = ("Strict", "Warn", "Ignore")
+_TOKEN = re.compile(r"\[(\d+)\]|([^.\[\]]+)")
+
+
+def check_validation_mode(value: str | None, default: str = "Strict") -> str:
+    if not value:
+        return default
+    if value not in VALIDATION_MODES:
+        modes = ", ".join(VALIDATION_MODES)
+        raise errors.BadRequest(f"fieldValidation must be one of {modes}, got {value!r}")
+    return value
+
+
+def shape(target: Target, obj: dict[str, Any]) -> dict[str, Any]:
+    """Check and fill type, namespace and name from the URL (in place; returns ``obj``)."""
+    info = target.info
+    for key, want in (("apiVersion", info.api_version), ("kind", info.kind)):
+        have = obj.get(key)
+        if have in (None, ""):
+            obj[key] = want
+        elif have != want:
+            raise errors.BadRequest(f"the {key} in the body ({have!r}) does not match the URL ({want!r})")
+    meta = obj.setdefault("metadata", {})
+    if not isinstance(meta, dict):
+        raise errors.BadRequest("metadata must be a JSON object")
+    if info.namespaced:
+        namespace = meta.get("namespace")
+        if namespace in (None, ""):
+            meta["namespace"] = target.namespace
+        elif namespace != target.namespace:
+            raise errors.BadRequest("the namespace of the provided object does not match the namespace "
+                                    f"sent on the request ({namespace!r} vs {target.namespace!r})")
+    else:
+        meta.pop("namespace", None)
+    if target.name is not None:
+        name = meta.get("name")
+        if name in (None, ""):
+            meta["name"] = target.name
+        elif name != target.name:
+            raise errors.BadRequest(f"the name of the object ({name!r}) does not match the name on the URL "
+                                    f"({target.name!r})")
+    return obj
+
+
+def _unknown_fields(exc: errors.Invalid) -> list[str] | None:
+    """The paths of unknown fields, if they are the only problems of ``exc``."""
+    paths = [c.field for c in exc.causes
+             if c.reason == "FieldValueNotSupported" and c.message.startswith("Extra inputs")]
+    return paths if paths and len(paths) == len(exc.causes) else None
+
+
+def _prune(obj: Any, path: str) -> None:
+    tokens = [int(i) if i else key for i, key in _TOKEN.findall(path)]
+    node = obj
+    for token in tokens[:-1]:
+        in_list = isinstance(token, int) and isinstance(node, list) and token < len(node)
+        in_map = isinstance(token, str) and isinstance(node, dict) and token in node
+        if not (in_list or in_map):
+            return
+        node = node[token]
+    if tokens and isinstance(node, dict):
+        node.pop(tokens[-1], None)
+
+
+def _named(exc: errors.Invalid, info: ResourceInfo, obj: dict[str, Any]) -> errors.Invalid:
+    """Fill in what kubectl prints (``The Kind "name" is invalid: …``)."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
+    exc.kind = exc.kind or info.kind
+    exc.group = exc.group if exc.group is not None else info.group
+    exc.name = exc.name or str(meta.get("name") or meta.get("generateName") or "") or None
+    return exc
+
+
+def _decode(info: ResourceInfo, obj: dict[str, Any], validation: str) -> tuple[Any, list[str]]:
+    try:
+        return info.model.from_dict(obj), []
+    except errors.Invalid as exc:
+        unknown = _unknown_fields(exc)
+        if validation == "Strict" or unknown is None:
+            raise _named(exc, info, obj) from None
+    for path in unknown:
+        _prune(obj, path)
+    warnings = [f'unknown field "{path}"' for path in unknown] if validation == "Warn" else []
+    try:
+        return info.model.from_dict(obj), warnings
+    except errors.Invalid as exc:
+        raise _named(exc, info, obj) from None
+
+
+def admit_object(
+    info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None, *,
+    operation: Operation, now: datetime, validation: str = "Strict", subresource: str | None = None,
+) -> tuple[dict[str, Any], list[str]]:
+    """Decode, default and validate ``obj``; return its wire form and any warnings.
+
+    A ``/status`` write is decoded (so its shape is checked) but skips the kind's
+    admission rules, which judge what users declare, not what controllers observe.
+    """
+    new, warnings = _decode(info, obj, validation)
+    if subresource is not None:
+        return new.to_dict(), warnings
+    previous = None
+    if old is not None:
+        try:
+            previous = info.model.from_dict(old)
+        except errors.Invalid:
+            previous = None  # stored before a schema change: validate the new object alone
+    admitted = admit(new, previous, operation=operation, now=now)
+    return admitted.to_dict(), warnings
+
+
+__all__ = ["VALIDATION_MODES", "admit_object", "check_validation_mode", "shape"]

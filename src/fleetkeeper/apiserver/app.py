@@ -1,0 +1,257 @@
+"""The API server as an ASGI application: Kubernetes REST over a Store.
+
+:func:`build_app` wires the pieces over one :class:`~fleetkeeper.store.interface.StoreProtocol`::
+
+    app = build_app(store, clock=SystemClock(), tokens=Tokens(admin="s3cr3t"))
+    # serve it with fleetkeeper.apiserver.serve (uvicorn, HTTPS), or in-process with
+    # fleetkeeper.apiserver.transport.InProcessTransport for httpx
+
+Routing is deliberately small: a handful of fixed endpoints (health, ``/version``,
+discovery, OpenAPI) and one endpoint per API root (``/api/v1/…``, ``/apis/{g}/{v}/…``)
+whose rest is resolved against the scheme by :func:`fleetkeeper.apiserver.request.resolve`.
+Every request is authenticated first (a bad token is ``401`` anywhere; anonymous
+callers reach only the public read-only endpoints), then routed, then authorized on
+its verb, resource, namespace and name (:mod:`fleetkeeper.apiserver.auth`). Every
+failure — ours or the client's — leaves as a Kubernetes ``Status``; an unexpected
+exception is logged and answered ``500`` without details.
+
+``tokens=None`` turns authentication off (every caller is admin): for tests and
+local development behind loopback only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import structlog
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from fleetkeeper import errors
+from fleetkeeper.api.scheme import SCHEME, Scheme
+from fleetkeeper.apiserver import handlers, patching, scale
+from fleetkeeper.apiserver.auth import ADMIN, Attributes, Tokens, User, authorize
+from fleetkeeper.apiserver.discovery import AGGREGATED_CONTENT_TYPE, version_info, wants_aggregated
+from fleetkeeper.apiserver.request import decode_object, media_type, read_body, resolve
+from fleetkeeper.apiserver.state import Context, ServerConfig, ServerState, json_response, status_response
+from fleetkeeper.apiserver.watch import watch_response
+from fleetkeeper.clock import Clock
+from fleetkeeper.store.interface import StoreProtocol
+
+log = structlog.get_logger("fleetkeeper.apiserver")
+Endpoint = Callable[[Request], Awaitable[Response]]
+Handler = Callable[[Request, User], Awaitable[Response]]
+
+
+class ApiServerApp:
+    """The ASGI application (call :meth:`close` to end open watches before shutting down)."""
+
+    def __init__(self, state: ServerState) -> None:
+        self.state = state
+        self._app = Starlette(routes=self._routes())
+        self._app.router.redirect_slashes = False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._app(scope, receive, send)
+
+    def close(self) -> None:
+        """End every open watch (call from the server's event loop)."""
+        self.state.closing.set()
+
+    # ------------------------------------------------------------------ routing
+    def _routes(self) -> list[Route]:
+        get = ["GET", "HEAD"]
+        every = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]
+        fixed: list[tuple[str, Handler]] = [
+            ("/healthz", self._health), ("/livez", self._health), ("/readyz", self._ready),
+            ("/version", self._version), ("/api", self._api), ("/apis", self._apis),
+            ("/openapi/v3", self._openapi_index),
+        ]
+        routes = [Route(path, self._guard(fn), methods=get) for path, fn in fixed]
+        routes += [Route(path + "/", self._guard(fn), methods=get) for path, fn in fixed]
+        routes += [
+            Route("/openapi/v3/{path:path}", self._guard(self._openapi_doc), methods=get),
+            Route("/api/{version}", self._guard(self._core_resources), methods=get),
+            Route("/api/{version}/", self._guard(self._core_resources), methods=get),
+            Route("/api/{version}/{rest:path}", self._guard(self._core_request), methods=every),
+            Route("/apis/{group}", self._guard(self._group), methods=get),
+            Route("/apis/{group}/", self._guard(self._group), methods=get),
+            Route("/apis/{group}/{version}", self._guard(self._resources), methods=get),
+            Route("/apis/{group}/{version}/", self._guard(self._resources), methods=get),
+            Route("/apis/{group}/{version}/{rest:path}", self._guard(self._request), methods=every),
+            Route("/{path:path}", self._guard(self._not_found), methods=every),
+        ]
+        return routes
+
+    def _guard(self, endpoint: Handler) -> Endpoint:
+        """Authenticate, run, and turn every error into a ``Status``."""
+
+        async def run(request: Request) -> Response:
+            try:
+                user = self._authenticate(request)
+                return await endpoint(request, user)
+            except errors.ApiError as exc:
+                return status_response(exc)
+            except Exception:
+                log.exception("request failed", method=request.method, path=request.url.path)
+                return status_response(errors.InternalError("an internal error occurred; see the server log"))
+
+        return run
+
+    def _authenticate(self, request: Request) -> User:
+        if self.state.tokens is None:
+            return ADMIN
+        return self.state.tokens.authenticate(request.headers.get("authorization"))
+
+    # ------------------------------------------------------------------ fixed endpoints
+    async def _health(self, request: Request, user: User) -> Response:
+        return PlainTextResponse("ok")
+
+    async def _ready(self, request: Request, user: User) -> Response:
+        if self.state.closing.is_set():
+            return PlainTextResponse("shutting down", status_code=503)
+        return PlainTextResponse("ok")
+
+    async def _version(self, request: Request, user: User) -> Response:
+        return json_response(version_info(minor=self.state.config.kubernetes_minor))
+
+    async def _api(self, request: Request, user: User) -> Response:
+        discovery = self.state.discovery
+        if wants_aggregated(request.headers.get("accept")):
+            return json_response(discovery.aggregated(core=True), content_type=AGGREGATED_CONTENT_TYPE)
+        return json_response(discovery.api_versions())
+
+    async def _apis(self, request: Request, user: User) -> Response:
+        discovery = self.state.discovery
+        if wants_aggregated(request.headers.get("accept")):
+            return json_response(discovery.aggregated(core=False), content_type=AGGREGATED_CONTENT_TYPE)
+        return json_response(discovery.group_list())
+
+    async def _group(self, request: Request, user: User) -> Response:
+        found = self.state.discovery.group(request.path_params["group"])
+        if found is None:
+            raise errors.NotFound("the server could not find the requested resource")
+        return json_response(found)
+
+    async def _core_resources(self, request: Request, user: User) -> Response:
+        return self._resource_list("", request.path_params["version"])
+
+    async def _resources(self, request: Request, user: User) -> Response:
+        return self._resource_list(request.path_params["group"], request.path_params["version"])
+
+    def _resource_list(self, group: str, version: str) -> Response:
+        found = self.state.discovery.resource_list(group, version)
+        if found is None:
+            raise errors.NotFound("the server could not find the requested resource")
+        return json_response(found)
+
+    async def _openapi_index(self, request: Request, user: User) -> Response:
+        return json_response(self.state.openapi.index())
+
+    async def _openapi_doc(self, request: Request, user: User) -> Response:
+        parts = request.path_params["path"].strip("/").split("/")
+        doc = None
+        if len(parts) == 2 and parts[0] == "api":
+            doc = self.state.openapi.document("", parts[1])
+        elif len(parts) == 3 and parts[0] == "apis":
+            doc = self.state.openapi.document(parts[1], parts[2])
+        if doc is None:
+            raise errors.NotFound("the server could not find the requested resource")
+        return Response(doc[0], media_type="application/json",
+                        headers={"Cache-Control": "public, immutable", "Etag": f'"{doc[1]}"'})
+
+    async def _not_found(self, request: Request, user: User) -> Response:
+        raise errors.NotFound("the server could not find the requested resource")
+
+    # ------------------------------------------------------------------ resources
+    async def _core_request(self, request: Request, user: User) -> Response:
+        return await self._resource("", request.path_params["version"], request, user)
+
+    async def _request(self, request: Request, user: User) -> Response:
+        params = request.path_params
+        return await self._resource(params["group"], params["version"], request, user)
+
+    async def _resource(self, group: str, version: str, request: Request, user: User) -> Response:
+        target = resolve(self.state.scheme, group, version, request.path_params["rest"].split("/"))
+        ctx = Context(target, user, request.query_params, request.headers.get("accept") or "",
+                      request.headers.get("user-agent") or "")
+        method = request.method
+        if target.subresource == "scale":
+            return await self._scale(ctx, request)
+        if method in ("GET", "HEAD"):
+            return await self._read(ctx)
+        if target.name is None and method in ("PUT", "PATCH"):
+            raise errors.MethodNotAllowed(f"{method} needs an object name")
+        if target.name is not None and method == "POST":
+            raise errors.MethodNotAllowed("POST goes to the collection, not to an object")
+        if user.is_anonymous:
+            raise errors.Unauthorized("Unauthorized: this request needs a bearer token")
+        if method == "PATCH":
+            self._authorize(ctx, "patch")
+            return await patching.patch_object(self.state, ctx, await self._body(request),
+                                               media_type(request.headers.get("content-type")))
+        body = await self._body(request)
+        if method == "DELETE":
+            options = decode_object(body, "application/json") if body.strip() else None
+            self._authorize(ctx, "delete" if target.name is not None else "deletecollection")
+            if target.name is None:
+                return await handlers.delete_collection(self.state, ctx, options)
+            return await handlers.delete_object(self.state, ctx, options)
+        obj = decode_object(body, media_type(request.headers.get("content-type")))
+        if method == "POST":
+            name = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
+            self._authorize(ctx, "create", name=str(name or ""))
+            return await handlers.create_object(self.state, ctx, obj)
+        self._authorize(ctx, "update")
+        return await handlers.update_object(self.state, ctx, obj)
+
+    async def _scale(self, ctx: Context, request: Request) -> Response:
+        method = request.method
+        if method in ("GET", "HEAD"):
+            self._authorize(ctx, "get")
+            return await scale.get_scale(self.state, ctx)
+        if method not in ("PUT", "PATCH"):
+            raise errors.MethodNotAllowed(f"{method} is not supported on /scale")
+        self._authorize(ctx, "update" if method == "PUT" else "patch")
+        return await scale.write_scale(self.state, ctx, await self._body(request),
+                                       media_type(request.headers.get("content-type")), method)
+
+    async def _read(self, ctx: Context) -> Response:
+        if ctx.target.name is not None:
+            self._authorize(ctx, "get")
+            return await handlers.get_object(self.state, ctx)
+        if ctx.flag("watch"):
+            self._authorize(ctx, "watch")
+            return await watch_response(self.state, ctx)
+        self._authorize(ctx, "list")
+        return await handlers.list_objects(self.state, ctx)
+
+    def _authorize(self, ctx: Context, verb: str, *, name: str | None = None) -> None:
+        target = ctx.target
+        authorize(ctx.user, Attributes(
+            verb=verb, group=target.info.group, resource=target.info.plural, namespace=target.namespace or "",
+            name=name if name is not None else (target.name or ""), subresource=target.subresource,
+            field_selector=ctx.param("fieldSelector"),
+        ))
+
+    async def _body(self, request: Request) -> bytes:
+        return await read_body(request, self.state.config.max_body_bytes)
+
+
+def build_app(
+    store: StoreProtocol,
+    *,
+    clock: Clock,
+    tokens: Tokens | None = None,
+    scheme: Scheme = SCHEME,
+    config: ServerConfig | None = None,
+) -> ApiServerApp:
+    """The API server over ``store``; ``tokens=None`` disables authentication (loopback dev only)."""
+    state = ServerState(store, clock=clock, scheme=scheme, tokens=tokens, config=config or ServerConfig())
+    return ApiServerApp(state)
+
+
+__all__ = ["ApiServerApp", "build_app"]

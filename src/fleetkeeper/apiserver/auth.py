@@ -1,0 +1,188 @@
+"""Authentication (bearer tokens) and authorization (who may do what).
+
+Identities:
+
+* **admin** — the operator's token (written into the admin kubeconfig): everything;
+* **pull agent of cluster C** — one token per Pull-mode cluster. An agent runs next to
+  its member, possibly on a machine we trust less, so it may touch only what it needs:
+  its own ``Cluster`` (read it, write its ``/status``), its heartbeat Lease
+  ``karmada-cluster/C`` and the Works in its execution namespace ``karmada-es-C``.
+  Anything else is ``403 Forbidden`` with a Status that says what the agent may do;
+* **anonymous** (no ``Authorization`` header) — only the public, read-only endpoints:
+  discovery, OpenAPI, ``/version`` and the health checks. Anything else is ``401``.
+
+A wrong token is ``401`` whatever the path. Tokens are compared in constant time.
+:class:`Tokens` can be saved to and loaded from a JSON file (mode ``0600``) so a
+restarted server keeps the agents' credentials.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from fleetkeeper import errors
+
+AGENT_USER_PREFIX = "system:fleetkeeper:agent:"
+LEASE_NAMESPACE = "karmada-cluster"
+EXECUTION_NAMESPACE_PREFIX = "karmada-es-"
+READ_VERBS = frozenset({"get", "list", "watch"})
+
+
+@dataclass(frozen=True)
+class User:
+    """An authenticated (or anonymous) caller."""
+
+    name: str
+    groups: tuple[str, ...] = ()
+    #: the cluster a pull agent acts for, else None
+    cluster: str | None = None
+
+    @property
+    def is_anonymous(self) -> bool:
+        return self.name == ANONYMOUS.name
+
+    @property
+    def is_admin(self) -> bool:
+        return "system:masters" in self.groups
+
+
+ANONYMOUS = User("system:anonymous", ("system:unauthenticated",))
+ADMIN = User("fleetkeeper-admin", ("system:masters", "system:authenticated"))
+
+
+def new_token() -> str:
+    """A fresh random bearer token."""
+    return secrets.token_urlsafe(32)
+
+
+class Tokens:
+    """Bearer tokens and the identities they stand for."""
+
+    def __init__(self, *, admin: str, agents: dict[str, str] | None = None) -> None:
+        self.admin = admin
+        self._agents: dict[str, str] = dict(agents or {})
+
+    @property
+    def agents(self) -> dict[str, str]:
+        """cluster name → token (a copy)."""
+        return dict(self._agents)
+
+    def add_agent(self, cluster: str, token: str | None = None) -> str:
+        """Issue (or set) the token of the pull agent of ``cluster``; return it."""
+        self._agents[cluster] = token or new_token()
+        return self._agents[cluster]
+
+    def revoke_agent(self, cluster: str) -> None:
+        self._agents.pop(cluster, None)
+
+    def authenticate(self, authorization: str | None) -> User:
+        """The caller of a request from its ``Authorization`` header (``ANONYMOUS`` if none)."""
+        if not authorization:
+            return ANONYMOUS
+        scheme, _, token = authorization.strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            raise errors.Unauthorized("Unauthorized: only bearer tokens are accepted")
+        if hmac.compare_digest(token.encode(), self.admin.encode()):
+            return ADMIN
+        for cluster, agent_token in self._agents.items():
+            if hmac.compare_digest(token.encode(), agent_token.encode()):
+                groups = ("system:fleetkeeper:agents", "system:authenticated")
+                return User(AGENT_USER_PREFIX + cluster, groups, cluster=cluster)
+        raise errors.Unauthorized("Unauthorized: the bearer token is not valid")
+
+    def save(self, path: Path) -> None:
+        """Write the tokens to ``path`` (JSON, mode 0600)."""
+        data = json.dumps({"admin": self.admin, "agents": self._agents}, indent=2, sort_keys=True)
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: Path) -> Tokens:
+        data = json.loads(path.read_text())
+        agents = {str(k): str(v) for k, v in data.get("agents", {}).items()}
+        return cls(admin=str(data["admin"]), agents=agents)
+
+    @classmethod
+    def load_or_create(cls, path: Path) -> Tokens:
+        """Load ``path``, or create it with a new admin token."""
+        if path.exists():
+            return cls.load(path)
+        tokens = cls(admin=new_token())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tokens.save(path)
+        return tokens
+
+
+@dataclass(frozen=True)
+class Attributes:
+    """What a resource request does, for authorization."""
+
+    verb: str
+    group: str
+    resource: str
+    namespace: str
+    name: str
+    subresource: str | None = None
+    field_selector: str | None = None
+
+    def describe(self, user: User) -> str:
+        scope = f'in the namespace "{self.namespace}"' if self.namespace else "at the cluster scope"
+        resource = f"{self.resource}/{self.subresource}" if self.subresource else self.resource
+        what = f'{self.resource}.{self.group} "{self.name}"' if self.name else f"{self.resource}.{self.group}"
+        return (f'{what} is forbidden: User "{user.name}" cannot {self.verb} resource "{resource}" '
+                f'in API group "{self.group}" {scope}')
+
+
+def _pinned_name(field_selector: str | None) -> str | None:
+    for term in (field_selector or "").split(","):
+        key, op, value = term.replace("==", "=").partition("=")
+        if op and key.strip() == "metadata.name" and not key.endswith("!"):
+            return value.strip()
+    return None
+
+
+def _agent_allows(cluster: str, a: Attributes) -> bool:
+    named = a.name
+    if not named and a.verb in ("list", "watch"):
+        named = _pinned_name(a.field_selector) or ""
+    if a.group == "cluster.karmada.io" and a.resource == "clusters":
+        if named != cluster:
+            return False
+        return a.verb in READ_VERBS or (a.subresource == "status" and a.verb in ("update", "patch"))
+    if a.group == "coordination.k8s.io" and a.resource == "leases":
+        return a.namespace == LEASE_NAMESPACE and named == cluster and a.verb != "deletecollection"
+    if a.group == "work.karmada.io" and a.resource == "works":
+        return a.namespace == EXECUTION_NAMESPACE_PREFIX + cluster
+    return False
+
+
+def authorize(user: User, attributes: Attributes) -> None:
+    """Raise ``Unauthorized``/``Forbidden`` unless ``user`` may make this resource request."""
+    if user.is_admin:
+        return
+    if user.is_anonymous:
+        raise errors.Unauthorized("Unauthorized: this request needs a bearer token")
+    if user.cluster is not None and _agent_allows(user.cluster, attributes):
+        return
+    reason = ""
+    if user.cluster is not None:
+        reason = (f": a pull agent may only read its Cluster {user.cluster!r} and write its status, "
+                  f"use the Lease {LEASE_NAMESPACE}/{user.cluster} and the Works in "
+                  f"{EXECUTION_NAMESPACE_PREFIX}{user.cluster}")
+    raise errors.Forbidden(attributes.describe(user) + reason, kind=attributes.resource,
+                           group=attributes.group, name=attributes.name or None)
+
+
+__all__ = [
+    "ADMIN", "AGENT_USER_PREFIX", "ANONYMOUS", "EXECUTION_NAMESPACE_PREFIX", "LEASE_NAMESPACE", "Attributes",
+    "Tokens", "User", "authorize", "new_token",
+]

@@ -1,0 +1,163 @@
+"""API discovery: which groups, versions and resources this server serves.
+
+Two shapes, both derived from the scheme (:data:`fleetkeeper.api.scheme.SCHEME`):
+
+* **legacy** — ``GET /api`` (``APIVersions``), ``GET /apis`` (``APIGroupList``) and one
+  ``GET /apis/{group}/{version}`` (``APIResourceList``) per group-version;
+* **aggregated** (``apidiscovery.k8s.io/v2`` ``APIGroupDiscoveryList``) — everything in
+  two answers, sent when the client's ``Accept`` asks for it. kubectl uses the
+  aggregated form only when *both* ``/api`` and ``/apis`` answer with it, so both do.
+
+``/api`` lists ``v1`` only when core kinds are registered: kubectl treats an empty
+``/api/v1`` as an error. Versions of a group are ordered the Kubernetes way (GA before
+beta before alpha, higher numbers first); the first is the preferred version.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any
+
+from fleetkeeper.api.scheme import ResourceInfo, Scheme
+
+#: (group, kind) of the templates with a ``/scale`` subresource (``autoscaling/v1`` Scale)
+SCALABLE = frozenset({("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "ReplicaSet")})
+SCALE_KIND = {"group": "autoscaling", "version": "v1", "kind": "Scale"}
+VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+STATUS_VERBS = ["get", "patch", "update"]
+AGGREGATED_CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+
+
+def version_priority(version: str) -> tuple[int, int, int, str]:
+    """Sort key: smaller is preferred (v2 < v1 < v1beta2 < v1beta1 < v1alpha1 < other)."""
+    match = _VERSION.match(version)
+    if not match:
+        return (3, 0, 0, version)
+    major, level, minor = match.groups()
+    rank = {None: 0, "beta": 1, "alpha": 2}[level]
+    return (rank, -int(major), -int(minor or 0), version)
+
+
+def wants_aggregated(accept: str | None) -> bool:
+    """Whether an ``Accept`` header asks for aggregated discovery."""
+    for part in (accept or "").split(","):
+        params = {p.strip() for p in part.split(";")[1:]}
+        if "as=APIGroupDiscoveryList" in params and "g=apidiscovery.k8s.io" in params:
+            return True
+    return False
+
+
+class Discovery:
+    """Discovery documents for one scheme (computed once; the scheme is fixed at start)."""
+
+    def __init__(self, scheme: Scheme) -> None:
+        groups: dict[str, dict[str, list[ResourceInfo]]] = defaultdict(lambda: defaultdict(list))
+        for info in scheme.infos():
+            groups[info.group][info.version].append(info)
+        self._groups = {
+            group: {v: sorted(infos, key=lambda i: i.plural)
+                    for v, infos in sorted(versions.items(), key=lambda kv: version_priority(kv[0]))}
+            for group, versions in sorted(groups.items())
+        }
+
+    # ------------------------------------------------------------------ legacy
+    def api_versions(self) -> dict[str, Any]:
+        versions = list(self._groups.get("", {}))
+        return {"kind": "APIVersions", "apiVersion": "v1", "versions": versions,
+                "serverAddressByClientCIDRs": []}
+
+    def group_list(self) -> dict[str, Any]:
+        return {"kind": "APIGroupList", "apiVersion": "v1",
+                "groups": [self._group(name) for name in self._groups if name]}
+
+    def group(self, name: str) -> dict[str, Any] | None:
+        if not name or name not in self._groups:
+            return None
+        return {"kind": "APIGroup", "apiVersion": "v1", **self._group(name)}
+
+    def _group(self, name: str) -> dict[str, Any]:
+        versions = [{"groupVersion": f"{name}/{v}", "version": v} for v in self._groups[name]]
+        return {"name": name, "versions": versions, "preferredVersion": versions[0]}
+
+    def resource_list(self, group: str, version: str) -> dict[str, Any] | None:
+        infos = self._groups.get(group, {}).get(version)
+        if infos is None:
+            return None
+        resources: list[dict[str, Any]] = []
+        for info in infos:
+            entry: dict[str, Any] = {
+                "name": info.plural, "singularName": info.singular, "namespaced": info.namespaced,
+                "kind": info.kind, "verbs": VERBS,
+            }
+            if info.short_names:
+                entry["shortNames"] = list(info.short_names)
+            if info.categories:
+                entry["categories"] = list(info.categories)
+            resources.append(entry)
+            if info.has_status:
+                resources.append({"name": f"{info.plural}/status", "singularName": "",
+                                  "namespaced": info.namespaced, "kind": info.kind, "verbs": STATUS_VERBS})
+            if (info.group, info.kind) in SCALABLE:
+                resources.append({"name": f"{info.plural}/scale", "singularName": "", "namespaced": True,
+                                  **SCALE_KIND, "verbs": STATUS_VERBS})
+        group_version = f"{group}/{version}" if group else version
+        return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version,
+                "resources": resources}
+
+    # ------------------------------------------------------------------ aggregated
+    def aggregated(self, *, core: bool) -> dict[str, Any]:
+        """``APIGroupDiscoveryList`` of the core group (``/api``) or of the named groups (``/apis``)."""
+        names = [""] if core else [n for n in self._groups if n]
+        items = [self._aggregated_group(n) for n in names if n in self._groups]
+        return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2",
+                "metadata": {}, "items": items}
+
+    def _aggregated_group(self, name: str) -> dict[str, Any]:
+        versions = []
+        for version, infos in self._groups[name].items():
+            versions.append({"version": version, "freshness": "Current",
+                             "resources": [self._aggregated_resource(i) for i in infos]})
+        return {"metadata": {"name": name, "creationTimestamp": None}, "versions": versions}
+
+    @staticmethod
+    def _aggregated_resource(info: ResourceInfo) -> dict[str, Any]:
+        kind = {"group": info.group, "version": info.version, "kind": info.kind}
+        entry: dict[str, Any] = {
+            "resource": info.plural, "responseKind": kind,
+            "scope": "Namespaced" if info.namespaced else "Cluster",
+            "singularResource": info.singular, "verbs": VERBS,
+        }
+        if info.short_names:
+            entry["shortNames"] = list(info.short_names)
+        if info.categories:
+            entry["categories"] = list(info.categories)
+        subresources = []
+        if info.has_status:
+            subresources.append({"subresource": "status", "responseKind": kind, "verbs": STATUS_VERBS})
+        if (info.group, info.kind) in SCALABLE:
+            subresources.append({"subresource": "scale", "responseKind": SCALE_KIND, "verbs": STATUS_VERBS})
+        if subresources:
+            entry["subresources"] = subresources
+        return entry
+
+    def group_versions(self) -> list[tuple[str, str]]:
+        """Every served (group, version)."""
+        return [(g, v) for g, versions in self._groups.items() for v in versions]
+
+
+def version_info(*, minor: int = 37, fleetkeeper_version: str = "0.1.0") -> dict[str, str]:
+    """``GET /version``: the Kubernetes version we are compatible with (kubectl warns on skew)."""
+    return {
+        "major": "1", "minor": str(minor), "gitVersion": f"v1.{minor}.0-fleetkeeper.{fleetkeeper_version}",
+        "gitCommit": "", "gitTreeState": "clean", "buildDate": "", "goVersion": "", "compiler": "cpython",
+        "platform": "linux/amd64",
+    }
+
+
+__all__ = [
+    "AGGREGATED_CONTENT_TYPE", "SCALABLE", "SCALE_KIND", "VERBS", "Discovery", "version_info",
+    "version_priority", "wants_aggregated",
+]

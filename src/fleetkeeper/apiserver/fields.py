@@ -1,0 +1,200 @@
+"""Field ownership (``metadata.managedFields``), kept the way Kubernetes keeps it.
+
+Every write names a *field manager* (``?fieldManager=``, or the client's user agent).
+The server records, per manager and operation (``Update`` or ``Apply``), the set of
+fields that manager last set, in the ``FieldsV1`` form (``{"f:spec": {"f:replicas": {}}}``).
+Server-side apply (:mod:`fleetkeeper.apiserver.apply`) uses the sets to detect
+conflicts with other managers and to remove fields a manager stopped applying.
+
+Simplifications, chosen on purpose and documented: a field set is a set of *leaf
+paths*; every list is atomic (a leaf), which is exactly Kubernetes' rule for custom
+resources without ``x-kubernetes-list-type`` and a coarser but safe rule for built-in
+associative lists; identity and bookkeeping fields (``metadata.name``,
+``resourceVersion``, ``managedFields`` …) are never owned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from fleetkeeper.api.base import format_time
+
+Path = tuple[str, ...]
+
+#: top-level fields and metadata fields nobody owns
+IGNORED_TOP = frozenset({"apiVersion", "kind"})
+IGNORED_METADATA = frozenset({
+    "name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
+    "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink", "generateName",
+})
+
+
+def leaf_paths(obj: Any, *, subresource: str | None = None, has_status: bool = True) -> set[Path]:
+    """The owned leaf paths of an object (see the module notes for what is skipped)."""
+    out: set[Path] = set()
+    if not isinstance(obj, dict):
+        return out
+    for key, value in obj.items():
+        if key in IGNORED_TOP:
+            continue
+        if subresource == "status" and key != "status":
+            continue
+        if subresource is None and has_status and key == "status":
+            continue
+        if key == "metadata" and isinstance(value, dict):
+            for mkey, mvalue in value.items():
+                if mkey not in IGNORED_METADATA:
+                    _collect(mvalue, ("metadata", mkey), out)
+        else:
+            _collect(value, (key,), out)
+    return out
+
+
+def _collect(value: Any, prefix: Path, out: set[Path]) -> None:
+    if isinstance(value, dict) and value:
+        for key, child in value.items():
+            _collect(child, (*prefix, str(key)), out)
+    else:
+        out.add(prefix)
+
+
+def get_path(obj: Any, path: Path) -> Any:
+    """The value at ``path`` or ``None``."""
+    node = obj
+    for part in path:
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def remove_path(obj: dict[str, Any], path: Path) -> None:
+    """Remove the value at ``path`` (in place) and prune maps it leaves empty below the top."""
+    chain: list[dict[str, Any]] = [obj]
+    node: Any = obj
+    for part in path[:-1]:
+        if not isinstance(node, dict) or not isinstance(node.get(part), dict):
+            return
+        node = node[part]
+        chain.append(node)
+    chain[-1].pop(path[-1], None)
+    # chain[d] is the map at path[:d]; prune emptied maps, never a top-level field itself
+    for depth in range(len(chain) - 1, 1, -1):
+        if chain[depth]:
+            break
+        chain[depth - 1].pop(path[depth - 1], None)
+
+
+def prefixes(paths: Iterable[Path]) -> set[Path]:
+    """Every proper and improper prefix of every path (for overlap checks)."""
+    out: set[Path] = set()
+    for path in paths:
+        for end in range(1, len(path) + 1):
+            out.add(path[:end])
+    return out
+
+
+def overlapping(owned: set[Path], paths: set[Path]) -> set[Path]:
+    """The members of ``owned`` that equal, contain or sit inside a member of ``paths``."""
+    if not owned or not paths:
+        return set()
+    inner = prefixes(paths)
+    return {p for p in owned if p in inner or any(p[:end] in paths for end in range(1, len(p)))}
+
+
+def to_fields_v1(paths: Iterable[Path]) -> dict[str, Any]:
+    """Render a path set in the ``FieldsV1`` form."""
+    root: dict[str, Any] = {}
+    for path in sorted(paths):
+        node = root
+        for part in path:
+            node = node.setdefault(f"f:{part}", {})
+    return root
+
+
+def from_fields_v1(fields: Any, prefix: Path = ()) -> set[Path]:
+    """Parse ``FieldsV1``; keys other than ``f:…`` (list keys, values) make their parent a leaf."""
+    out: set[Path] = set()
+    if not isinstance(fields, dict) or not fields:
+        if prefix:
+            out.add(prefix)
+        return out
+    children = {k: v for k, v in fields.items() if k != "."}
+    if not children or any(not k.startswith("f:") for k in children):
+        if prefix:
+            out.add(prefix)
+        return out
+    for key, value in children.items():
+        out |= from_fields_v1(value, (*prefix, key[2:]))
+    return out
+
+
+def entry(manager: str, operation: str, api_version: str, paths: set[Path], now: datetime,
+          subresource: str | None = None) -> dict[str, Any]:
+    """One ``managedFields`` item."""
+    item: dict[str, Any] = {
+        "manager": manager,
+        "operation": operation,
+        "apiVersion": api_version,
+        "time": format_time(now.replace(microsecond=0)),
+        "fieldsType": "FieldsV1",
+        "fieldsV1": to_fields_v1(paths),
+    }
+    if subresource:
+        item["subresource"] = subresource
+    return item
+
+
+def entries_of(obj: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The ``managedFields`` of an object (a list, possibly empty)."""
+    if not obj:
+        return []
+    found = (obj.get("metadata") or {}).get("managedFields")
+    return [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
+
+
+def record_update(
+    old: dict[str, Any] | None,
+    new: dict[str, Any],
+    *,
+    manager: str,
+    api_version: str,
+    now: datetime,
+    subresource: str | None = None,
+    has_status: bool = True,
+) -> list[dict[str, Any]]:
+    """The managedFields after a non-apply write by ``manager`` that turned ``old`` into ``new``.
+
+    Fields the write set or changed move to ``manager`` (operation ``Update``); fields it
+    removed are dropped from every manager; untouched fields keep their owners.
+    """
+    new_paths = leaf_paths(new, subresource=subresource, has_status=has_status)
+    old_paths = leaf_paths(old, subresource=subresource, has_status=has_status) if old else set()
+    changed = {p for p in new_paths if old is None or get_path(old, p) != get_path(new, p)}
+    removed = old_paths - new_paths
+    touched = changed | removed
+    result: list[dict[str, Any]] = []
+    mine: set[Path] = set(changed)
+    for item in entries_of(old):
+        owned = from_fields_v1(item.get("fieldsV1"))
+        same = (item.get("manager") == manager and item.get("operation") == "Update"
+                and item.get("subresource") == subresource)
+        if not same and item.get("subresource") != subresource:
+            result.append(item)
+            continue
+        kept = owned - overlapping(owned, touched)
+        if same:
+            mine |= kept
+        elif kept:
+            result.append({**item, "fieldsV1": to_fields_v1(kept)})
+    if mine:
+        result.append(entry(manager, "Update", api_version, mine, now, subresource))
+    return result
+
+
+__all__ = [
+    "IGNORED_METADATA", "IGNORED_TOP", "Path", "entries_of", "entry", "from_fields_v1", "get_path",
+    "leaf_paths", "overlapping", "prefixes", "record_update", "remove_path", "to_fields_v1",
+]

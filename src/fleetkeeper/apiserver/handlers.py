@@ -1,0 +1,185 @@
+"""Resource verbs over the Store: list, get, create, update, delete, deletecollection.
+
+Each handler takes the shared :class:`~fleetkeeper.apiserver.state.ServerState` and the
+routed :class:`~fleetkeeper.apiserver.state.Context` and returns a response; errors are
+raised as :class:`fleetkeeper.errors.ApiError` and rendered as ``Status`` by the app.
+Patch and apply live in :mod:`fleetkeeper.apiserver.patching`, watch in
+:mod:`fleetkeeper.apiserver.watch`.
+
+Writes run admission (:mod:`fleetkeeper.apiserver.admit`) and record field ownership
+(:mod:`fleetkeeper.apiserver.fields`) before the store sees them. The store owns the
+storage semantics (revisions, generation, ``/status`` isolation, finalizers), so a
+``/status`` write simply goes to ``store.update(..., subresource="status")``.
+
+Delete answers ``200`` with the removed object, or ``202`` with the object carrying its
+``deletionTimestamp`` while finalizers still hold it — kubectl then watches for the
+final removal (``kubectl delete --wait``). ``propagationPolicy`` and
+``gracePeriodSeconds`` are accepted (and checked) for compatibility; fleetkeeper has no
+garbage collector of dependents, so they do not change what is removed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.responses import Response
+
+from fleetkeeper import errors
+from fleetkeeper.apiserver import fields, tables
+from fleetkeeper.apiserver.admit import admit_object, shape
+from fleetkeeper.apiserver.request import wants_table
+from fleetkeeper.apiserver.state import Context, ServerState, json_response
+
+PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
+
+
+def _table_or(state: ServerState, ctx: Context, objects: list[dict[str, Any]], resource_version: str,
+              continue_token: str | None = None) -> dict[str, Any] | None:
+    if not wants_table(ctx.accept):
+        return None
+    include = ctx.param("includeObject") or "Metadata"
+    if include not in ("None", "Metadata", "Object"):
+        raise errors.BadRequest(f"includeObject must be None, Metadata or Object, got {include!r}")
+    info = ctx.target.info
+    return tables.table(info.group, info.kind, objects, now=state.clock.now(),
+                        resource_version=resource_version, include_object=include,
+                        continue_token=continue_token)
+
+
+async def list_objects(state: ServerState, ctx: Context) -> Response:
+    info, target = ctx.target.info, ctx.target
+    limit = ctx.param("limit")
+    if limit is not None and limit != "" and (not limit.isdigit()):
+        raise errors.BadRequest(f"limit must be a non-negative integer, got {limit!r}")
+    result = await state.store.list(
+        info.group_kind, target.namespace,
+        label_selector=ctx.param("labelSelector") or None, field_selector=ctx.param("fieldSelector") or None,
+        limit=int(limit) if limit else None, continue_token=ctx.param("continue") or None,
+    )
+    rv = str(result.revision)
+    table = _table_or(state, ctx, result.items, rv, result.continue_token)
+    if table is not None:
+        return json_response(table)
+    metadata: dict[str, Any] = {"resourceVersion": rv}
+    if result.continue_token:
+        metadata["continue"] = result.continue_token
+    return json_response({"kind": f"{info.kind}List", "apiVersion": info.api_version,
+                          "metadata": metadata, "items": result.items})
+
+
+async def get_object(state: ServerState, ctx: Context) -> Response:
+    target = ctx.target
+    obj = await state.store.get(target.info.group_kind, target.namespace or "", target.name or "")
+    table = _table_or(state, ctx, [obj], str((obj.get("metadata") or {}).get("resourceVersion", "")))
+    return json_response(table if table is not None else obj)
+
+
+async def create_object(state: ServerState, ctx: Context, body: dict[str, Any]) -> Response:
+    target = ctx.target
+    if target.namespace is None:
+        raise errors.MethodNotAllowed(f"{target.resource_name} is namespaced: create it under "
+                                      "/namespaces/{namespace}/")
+    obj = shape(target, body)
+    admitted, warnings = admit_object(
+        target.info, obj, None, operation="CREATE", now=state.clock.now(),
+        validation=ctx.field_validation(state.config.default_field_validation),
+    )
+    meta = admitted.setdefault("metadata", {})
+    meta["managedFields"] = fields.record_update(
+        None, admitted, manager=ctx.field_manager, api_version=target.info.api_version, now=state.clock.now(),
+        has_status=target.info.has_status,
+    )
+    if ctx.dry_run:
+        return json_response(admitted, 201, warnings=warnings)
+    created = await state.store.create(admitted)
+    return json_response(created, 201, warnings=warnings)
+
+
+async def store_update(state: ServerState, ctx: Context, new: dict[str, Any], old: dict[str, Any], *,
+                       record: bool = True) -> tuple[dict[str, Any], list[str]]:
+    """Admit ``new`` over ``old`` and write it (the shared tail of update, patch and apply).
+
+    ``record=False`` keeps the ``managedFields`` already computed (server-side apply).
+    """
+    target = ctx.target
+    admitted, warnings = admit_object(
+        target.info, new, old, operation="UPDATE", now=state.clock.now(),
+        validation=ctx.field_validation(state.config.default_field_validation),
+        subresource=target.subresource,
+    )
+    if record and target.subresource is None:
+        admitted.setdefault("metadata", {})["managedFields"] = fields.record_update(
+            old, admitted, manager=ctx.field_manager, api_version=target.info.api_version,
+            now=state.clock.now(), has_status=target.info.has_status,
+        )
+    if ctx.dry_run:
+        return admitted, warnings
+    return await state.store.update(admitted, subresource=target.subresource), warnings
+
+
+async def update_object(state: ServerState, ctx: Context, body: dict[str, Any]) -> Response:
+    target = ctx.target
+    new = shape(target, body)
+    old = await state.store.get(target.info.group_kind, target.namespace or "", target.name or "")
+    updated, warnings = await store_update(state, ctx, new, old)
+    return json_response(updated, warnings=warnings)
+
+
+def _delete_options(ctx: Context, body: dict[str, Any] | None) -> tuple[str | None, str | None]:
+    """Check DeleteOptions (body and query); return the (resourceVersion, uid) preconditions."""
+    options = body or {}
+    policy = options.get("propagationPolicy") or ctx.param("propagationPolicy")
+    if policy is not None and policy not in PROPAGATION_POLICIES:
+        raise errors.BadRequest(f"propagationPolicy must be one of {', '.join(PROPAGATION_POLICIES)}, "
+                                f"got {policy!r}")
+    grace = options.get("gracePeriodSeconds", ctx.param("gracePeriodSeconds"))
+    if grace is not None:
+        try:
+            if int(grace) < 0:
+                raise ValueError
+        except (TypeError, ValueError):
+            raise errors.BadRequest(f"gracePeriodSeconds must be a non-negative integer, got {grace!r}") \
+                from None
+    preconditions = options.get("preconditions") or {}
+    if not isinstance(preconditions, dict):
+        raise errors.BadRequest("preconditions must be an object")
+    rv, uid = preconditions.get("resourceVersion"), preconditions.get("uid")
+    return (str(rv) if rv else None), (str(uid) if uid else None)
+
+
+async def delete_object(state: ServerState, ctx: Context, body: dict[str, Any] | None) -> Response:
+    target = ctx.target
+    rv, uid = _delete_options(ctx, body)
+    gk, namespace, name = target.info.group_kind, target.namespace or "", target.name or ""
+    if ctx.dry_run:
+        return json_response(await state.store.get(gk, namespace, name))
+    result = await state.store.delete(gk, namespace, name, resource_version=rv, uid=uid)
+    meta = result.get("metadata") or {}
+    held = bool(meta.get("finalizers")) and bool(meta.get("deletionTimestamp"))
+    return json_response(result, 202 if held else 200)
+
+
+async def delete_collection(state: ServerState, ctx: Context, body: dict[str, Any] | None) -> Response:
+    target = ctx.target
+    _delete_options(ctx, body)
+    gk = target.info.group_kind
+    listed = await state.store.list(gk, target.namespace, label_selector=ctx.param("labelSelector") or None,
+                                    field_selector=ctx.param("fieldSelector") or None)
+    removed: list[dict[str, Any]] = []
+    for item in listed.items:
+        meta = item.get("metadata") or {}
+        if ctx.dry_run:
+            removed.append(item)
+            continue
+        try:
+            removed.append(await state.store.delete(gk, meta.get("namespace") or "", meta.get("name") or ""))
+        except errors.NotFound:
+            continue
+    return json_response({"kind": f"{target.info.kind}List", "apiVersion": target.info.api_version,
+                          "metadata": {"resourceVersion": str(state.store.revision)}, "items": removed})
+
+
+__all__ = [
+    "create_object", "delete_collection", "delete_object", "get_object", "list_objects", "store_update",
+    "update_object",
+]

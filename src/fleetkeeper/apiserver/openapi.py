@@ -1,0 +1,214 @@
+"""OpenAPI v3 documents built from the pydantic API models.
+
+kubectl reads ``/openapi/v3`` (an index of group-versions) and then one document per
+group-version for two things:
+
+* **validation** — ``kubectl apply``/``create`` validate by default. When the PATCH
+  operation of a kind carries ``x-kubernetes-group-version-kind`` and a
+  ``fieldValidation`` query parameter, kubectl delegates validation to the server
+  (``?fieldValidation=Strict``), which our admission performs with field paths;
+* **kubectl explain** — it finds the schema whose ``x-kubernetes-group-version-kind``
+  names the kind and walks ``properties``/``$ref``/``allOf``.
+
+Pydantic's JSON Schema is close to OpenAPI 3.0 but not equal, so :func:`_convert`
+rewrites it: ``$defs`` → ``components/schemas`` (names prefixed Kubernetes-style,
+``io.karmada.policy.v1alpha1.Placement``), ``Optional[X]`` (``anyOf`` with null) → ``X``,
+``$ref`` with siblings → ``allOf: [$ref]``, free-form maps and ``Any`` →
+``x-kubernetes-preserve-unknown-fields``, ``const`` → ``enum``, titles dropped. Kinds
+kept unstructured (Deployment …) get ``metadata`` plus preserved unknown fields.
+
+Nothing is served at ``/openapi/v2``: kubectl parses only protobuf there, and a 404
+makes it fall back correctly. Documents are built once per group-version and cached
+with their hash (the index's ``?hash=``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import orjson
+from pydantic.json_schema import models_json_schema
+
+from fleetkeeper.api.meta import Unstructured
+from fleetkeeper.api.scheme import ResourceInfo, Scheme
+
+_NO_REF = "#/$defs/"
+_QUERY = [("dryRun", "string"), ("fieldManager", "string"), ("fieldValidation", "string")]
+
+
+def schema_prefix(group: str, version: str) -> str:
+    """``policy.karmada.io``/``v1alpha1`` → ``io.karmada.policy.v1alpha1.``."""
+    if not group:
+        return f"io.k8s.api.core.{version}."
+    if "." not in group or group.endswith(".k8s.io"):
+        return f"io.k8s.api.{group.split('.')[0]}.{version}."
+    return ".".join(reversed(group.split("."))) + f".{version}."
+
+
+def _convert(node: Any, prefix: str) -> Any:
+    if isinstance(node, list):
+        return [_convert(v, prefix) for v in node]
+    if not isinstance(node, dict):
+        return node
+    if "anyOf" in node:
+        options = [o for o in node["anyOf"] if o != {"type": "null"}]
+        if len(options) == 1:
+            merged = {k: v for k, v in node.items() if k != "anyOf"}
+            merged.update(options[0])
+            return _convert(merged, prefix)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("title",) or (key == "default" and value is None):
+            continue
+        if key == "$ref" and isinstance(value, str) and value.startswith(_NO_REF):
+            out[key] = "#/components/schemas/" + prefix + value[len(_NO_REF):]
+        elif key == "const":
+            out["enum"] = [value]
+        elif key == "additionalProperties" and value is True:
+            out["x-kubernetes-preserve-unknown-fields"] = True
+        elif key == "additionalProperties" and value is False:
+            continue
+        elif key in ("properties", "$defs"):
+            out[key] = {name: _convert(sub, prefix) for name, sub in value.items()}
+        else:
+            out[key] = _convert(value, prefix)
+    if "$ref" in out and len(out) > 1:
+        out["allOf"] = [{"$ref": out.pop("$ref")}]
+    if not out or out == {"description": out.get("description")}:
+        out["x-kubernetes-preserve-unknown-fields"] = True
+    if "x-kubernetes-preserve-unknown-fields" in out and "type" not in out and "properties" in out:
+        out["type"] = "object"
+    return out
+
+
+def _component_schemas(infos: list[ResourceInfo], prefix: str) -> dict[str, Any]:
+    pairs = [(info.model, "validation") for info in infos]
+    keys, top = models_json_schema(pairs, by_alias=True, ref_template=_NO_REF + "{model}")  # type: ignore[arg-type]
+    schemas: dict[str, Any] = {}
+    for name, schema in (top.get("$defs") or {}).items():
+        schemas[prefix + name] = _convert(schema, prefix)
+    for info in infos:
+        ref = keys[(info.model, "validation")].get("$ref", "")
+        schema = schemas.pop(prefix + ref[len(_NO_REF):])
+        schemas[prefix + info.kind] = schema
+        if issubclass(info.model, Unstructured):
+            schema["description"] = (f"{info.kind} ({info.api_version}), stored as given: fleetkeeper keeps "
+                                     "the kinds it does not model unstructured.")
+            schema["x-kubernetes-preserve-unknown-fields"] = True
+        schema["x-kubernetes-group-version-kind"] = [
+            {"group": info.group, "version": info.version, "kind": info.kind}
+        ]
+        properties = schema.setdefault("properties", {})
+        properties["apiVersion"] = {"type": "string", "description": "APIVersion defines the versioned "
+                                    "schema of this representation of an object."}
+        properties["kind"] = {"type": "string", "description": "Kind is a string value representing the "
+                              "REST resource this object represents."}
+    return schemas
+
+
+def _parameters(names: list[tuple[str, str]], path_params: list[str]) -> list[dict[str, Any]]:
+    params = [{"name": p, "in": "path", "required": True, "schema": {"type": "string"}} for p in path_params]
+    params += [{"name": n, "in": "query", "schema": {"type": t}} for n, t in names]
+    return params
+
+
+def _operation(info: ResourceInfo, action: str, ref: str, path_params: list[str],
+               query: list[tuple[str, str]], body_types: tuple[str, ...] = ()) -> dict[str, Any]:
+    gvk = {"group": info.group, "version": info.version, "kind": info.kind}
+    op: dict[str, Any] = {
+        "operationId": f"{action}{info.kind}",
+        "x-kubernetes-action": action,
+        "x-kubernetes-group-version-kind": gvk,
+        "parameters": _parameters(query, path_params),
+        "responses": {
+            "200": {"description": "OK", "content": {"application/json": {"schema": {"$ref": ref}}}},
+            "401": {"description": "Unauthorized"},
+        },
+    }
+    if body_types:
+        op["requestBody"] = {"required": True,
+                             "content": {t: {"schema": {"$ref": ref}} for t in body_types}}
+    return op
+
+
+_PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml")
+
+
+def _paths(info: ResourceInfo, ref: str) -> dict[str, Any]:
+    root = f"/apis/{info.group}/{info.version}" if info.group else f"/api/{info.version}"
+    scope = f"{root}/namespaces/{{namespace}}/{info.plural}" if info.namespaced else f"{root}/{info.plural}"
+    base_params = ["namespace"] if info.namespaced else []
+    list_q = [("labelSelector", "string"), ("fieldSelector", "string"), ("watch", "boolean"),
+              ("resourceVersion", "string"), ("limit", "integer"), ("continue", "string")]
+    item_params = [*base_params, "name"]
+    patch_q = [*_QUERY, ("force", "boolean")]
+    item = {
+        "get": _operation(info, "get", ref, item_params, []),
+        "put": _operation(info, "put", ref, item_params, _QUERY, ("application/json",)),
+        "patch": _operation(info, "patch", ref, item_params, patch_q, _PATCH_TYPES),
+        "delete": _operation(info, "delete", ref, item_params, [("dryRun", "string")]),
+    }
+    paths: dict[str, Any] = {
+        scope: {"get": _operation(info, "list", ref, base_params, list_q),
+                "post": _operation(info, "post", ref, base_params, _QUERY, ("application/json",)),
+                "delete": _operation(info, "deletecollection", ref, base_params, list_q)},
+        f"{scope}/{{name}}": item,
+    }
+    if info.has_status:
+        paths[f"{scope}/{{name}}/status"] = {
+            "get": _operation(info, "get", ref, item_params, []),
+            "put": _operation(info, "put", ref, item_params, _QUERY, ("application/json",)),
+            "patch": _operation(info, "patch", ref, item_params, patch_q, _PATCH_TYPES),
+        }
+    if info.namespaced:
+        paths[f"{root}/{info.plural}"] = {"get": _operation(info, "list", ref, [], list_q)}
+    return paths
+
+
+class OpenAPI:
+    """The ``/openapi/v3`` index and per-group-version documents of one scheme."""
+
+    def __init__(self, scheme: Scheme) -> None:
+        self._infos: dict[tuple[str, str], list[ResourceInfo]] = {}
+        for info in scheme.infos():
+            self._infos.setdefault((info.group, info.version), []).append(info)
+        self._docs: dict[tuple[str, str], tuple[bytes, str]] = {}
+
+    @staticmethod
+    def key(group: str, version: str) -> str:
+        """The index key of a group-version (``apis/policy.karmada.io/v1alpha1``, ``api/v1``)."""
+        return f"apis/{group}/{version}" if group else f"api/{version}"
+
+    def document(self, group: str, version: str) -> tuple[bytes, str] | None:
+        """The JSON document of a group-version and its hash (``None`` if not served)."""
+        gv = (group, version)
+        if gv not in self._infos:
+            return None
+        if gv not in self._docs:
+            body = orjson.dumps(self._build(group, version), option=orjson.OPT_SORT_KEYS)
+            self._docs[gv] = (body, hashlib.sha256(body).hexdigest()[:32].upper())
+        return self._docs[gv]
+
+    def index(self) -> dict[str, Any]:
+        paths = {}
+        for group, version in sorted(self._infos):
+            doc = self.document(group, version)
+            assert doc is not None
+            key = self.key(group, version)
+            paths[key] = {"serverRelativeURL": f"/openapi/v3/{key}?hash={doc[1]}"}
+        return {"paths": paths}
+
+    def _build(self, group: str, version: str) -> dict[str, Any]:
+        infos = sorted(self._infos[(group, version)], key=lambda i: i.plural)
+        prefix = schema_prefix(group, version)
+        schemas = _component_schemas(infos, prefix)
+        paths: dict[str, Any] = {}
+        for info in infos:
+            paths.update(_paths(info, f"#/components/schemas/{prefix}{info.kind}"))
+        title = f"{group or 'core'}/{version}"
+        return {"openapi": "3.0.0", "info": {"title": f"fleetkeeper {title}", "version": version},
+                "paths": paths, "components": {"schemas": schemas}}
+
+
+__all__ = ["OpenAPI", "schema_prefix"]

@@ -1,0 +1,220 @@
+"""Reading Kubernetes API requests: paths, query parameters, bodies, media types.
+
+Everything a client can get wrong is turned into a 4xx ``Status`` here, before any
+handler runs: an unknown resource is ``404``, a malformed query value or body ``400``,
+a body over :data:`MAX_BODY_BYTES` ``413`` (checked on ``Content-Length`` and again
+while reading, so a lying or chunked client cannot make the server buffer more), an
+unsupported patch type ``415``.
+
+Paths are parsed by hand instead of by router patterns: ``/apis/{g}/{v}/namespaces/{ns}/{r}``
+and ``/apis/{g}/{v}/{r}/{name}/{sub}`` have the same shape, and only the scheme knows
+which one a request means. Booleans parse like Go's ``strconv.ParseBool`` (clients
+send ``watch=true``, ``watch=1`` and ``watch=True``). A missing ``Content-Type`` means
+JSON, as kube-apiserver assumes. YAML bodies are read with a loader that keeps
+timestamps as strings, so every body is plain JSON data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import yaml
+from starlette.requests import Request
+
+from fleetkeeper import errors
+from fleetkeeper.api.scheme import ResourceInfo, Scheme
+from fleetkeeper.apiserver.discovery import SCALABLE
+
+MAX_BODY_BYTES = 3 * 1024 * 1024
+
+JSON = "application/json"
+YAML = "application/yaml"
+MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+PATCH_TYPES = (MERGE_PATCH, JSON_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
+
+_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
+
+
+class _JsonLoader(yaml.SafeLoader):
+    """A safe YAML loader whose scalars are JSON's (timestamps stay strings)."""
+
+
+_JsonLoader.yaml_implicit_resolvers = {
+    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def parse_bool(name: str, value: str | None, default: bool = False) -> bool:
+    """A query flag, parsed like Go's ``strconv.ParseBool``; empty means ``default``."""
+    if value is None or value == "":
+        return default
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise errors.BadRequest(f"invalid value {value!r} for query parameter {name!r}: expected a boolean")
+
+
+def parse_int(name: str, value: str | None) -> int | None:
+    """An integer query parameter (``None`` when absent)."""
+    if value is None or value == "":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        message = f"invalid value {value!r} for query parameter {name!r}: expected an integer"
+        raise errors.BadRequest(message) from None
+
+
+def media_type(header: str | None) -> str:
+    """``application/json; charset=utf-8`` → ``application/json``; missing → JSON."""
+    if not header:
+        return JSON
+    return header.split(";", 1)[0].strip().lower() or JSON
+
+
+def wants_table(accept: str | None) -> bool:
+    """Whether ``Accept`` asks for a ``meta.k8s.io`` Table (kubectl get)."""
+    for part in (accept or "").split(","):
+        params = {p.strip() for p in part.split(";")[1:]}
+        if "as=Table" in params and "g=meta.k8s.io" in params:
+            return True
+    return False
+
+
+async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
+    """The request body, refusing more than ``limit`` bytes with ``413``."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise errors.RequestEntityTooLarge(f"the request body is {declared} bytes, more than {limit}")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise errors.RequestEntityTooLarge(f"the request body is more than {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def decode(body: bytes, content_type: str) -> Any:
+    """Parse a JSON or YAML body (``400`` with the parser's reason when malformed)."""
+    if not body.strip():
+        raise errors.BadRequest("the request body is empty")
+    if content_type in (YAML, APPLY_PATCH, "application/yml", "text/yaml"):
+        try:
+            docs = list(yaml.load_all(body, Loader=_JsonLoader))  # a SafeLoader subclass
+        except yaml.YAMLError as exc:
+            raise errors.BadRequest(f"the request body is not valid YAML: {exc}") from None
+        if len(docs) != 1:
+            raise errors.BadRequest(f"the request body must be one YAML document, found {len(docs)}")
+        return _check_json(docs[0])
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise errors.BadRequest(f"the request body is not valid JSON: {exc}") from None
+
+
+#: Bound on the values one body may hold after YAML aliases are expanded ("billion laughs").
+MAX_BODY_VALUES = 1_000_000
+
+
+def _check_json(value: Any) -> Any:
+    """Check that YAML gave plain JSON data, visiting at most :data:`MAX_BODY_VALUES` values."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    visited = 0
+    while stack:
+        node, depth = stack.pop()
+        visited += 1
+        if visited > MAX_BODY_VALUES or depth > 100:
+            raise errors.BadRequest("the request body is too large or nested too deeply once expanded")
+        if isinstance(node, dict):
+            for key, child in node.items():
+                if not isinstance(key, str):
+                    raise errors.BadRequest(f"the request body has a non-string key {key!r}")
+                stack.append((child, depth + 1))
+        elif isinstance(node, list):
+            stack.extend((child, depth + 1) for child in node)
+        elif not (node is None or isinstance(node, (str, int, float, bool))):
+            raise errors.BadRequest(f"the request body has a value that is not JSON: {node!r}")
+    return value
+
+
+def decode_object(body: bytes, content_type: str) -> dict[str, Any]:
+    """A body that must be one object (create, update, apply)."""
+    if content_type not in (JSON, YAML, APPLY_PATCH, "application/yml", "text/yaml"):
+        raise errors.UnsupportedMediaType(f"the body of this request cannot be {content_type!r}; "
+                                          f"use {JSON} or {YAML}")
+    value = decode(body, content_type)
+    if not isinstance(value, dict):
+        raise errors.BadRequest(f"the request body must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+@dataclass(frozen=True)
+class Target:
+    """The resource a request addresses."""
+
+    info: ResourceInfo
+    #: ``None``: every namespace (collections only); ``""``: cluster-scoped
+    namespace: str | None
+    name: str | None = None
+    subresource: str | None = None
+
+    @property
+    def resource_name(self) -> str:
+        """``clusters.cluster.karmada.io`` (how Kubernetes names it in messages)."""
+        return f"{self.info.plural}.{self.info.group}" if self.info.group else self.info.plural
+
+
+def not_found_path() -> errors.NotFound:
+    return errors.NotFound("the server could not find the requested resource")
+
+
+def resolve(scheme: Scheme, group: str, version: str, segments: list[str]) -> Target:
+    """Map the segments after ``/apis/{g}/{v}`` (or ``/api/v1``) to a :class:`Target`."""
+    segs = [s for s in segments if s != ""]
+    if not segs:
+        raise not_found_path()
+    if segs[0] == "namespaces" and len(segs) >= 3 and not _is_namespace_item(scheme, group, version, segs):
+        info = scheme.by_plural(group, version, segs[2])
+        if info is None or not info.namespaced or len(segs) > 5:
+            raise not_found_path()
+        return _target(info, segs[1], segs[3:])
+    info = scheme.by_plural(group, version, segs[0])
+    if info is None or len(segs) > 3:
+        raise not_found_path()
+    if info.namespaced:
+        if len(segs) > 1:
+            raise not_found_path()  # a namespaced object needs /namespaces/{ns}/...
+        return Target(info, None)
+    return _target(info, "", segs[1:])
+
+
+def _is_namespace_item(scheme: Scheme, group: str, version: str, segs: list[str]) -> bool:
+    """``/api/v1/namespaces/{name}/status`` addresses a Namespace, not a resource ``status``."""
+    return (len(segs) == 3 and scheme.by_plural(group, version, "namespaces") is not None
+            and scheme.by_plural(group, version, segs[2]) is None)
+
+
+def _target(info: ResourceInfo, namespace: str, rest: list[str]) -> Target:
+    name = rest[0] if rest else None
+    sub = rest[1] if len(rest) > 1 else None
+    served = (sub == "status" and info.has_status) or (sub == "scale" and (info.group, info.kind) in SCALABLE)
+    if sub is not None and not served:
+        raise not_found_path()
+    return Target(info, namespace, name, sub)
+
+
+__all__ = [
+    "APPLY_PATCH", "JSON", "JSON_PATCH", "MAX_BODY_BYTES", "MERGE_PATCH", "PATCH_TYPES", "STRATEGIC_PATCH",
+    "YAML", "Target", "decode", "decode_object", "media_type", "parse_bool", "parse_int", "read_body",
+    "resolve", "wants_table",
+]

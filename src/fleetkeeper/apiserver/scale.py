@@ -1,0 +1,100 @@
+"""The ``/scale`` subresource of workload templates (``kubectl scale deploy nginx --replicas=3``).
+
+kubectl scales through ``…/deployments/{name}/scale`` with an ``autoscaling/v1`` Scale:
+``spec.replicas`` is the template's ``spec.replicas``, ``status.replicas`` and
+``status.selector`` (label-selector string form) are read from the template. A read
+returns the Scale; a write (``PUT`` a Scale, or any patch of one) changes only the
+template's ``spec.replicas``, with the template's resourceVersion as precondition and
+the same conflict retries as other patches. Only the workload kinds Kubernetes serves
+``/scale`` for are scalable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.responses import Response
+
+from fleetkeeper import errors
+from fleetkeeper.apiserver.admit import shape
+from fleetkeeper.apiserver.discovery import SCALABLE
+from fleetkeeper.apiserver.handlers import store_update
+from fleetkeeper.apiserver.request import (
+    JSON,
+    JSON_PATCH,
+    MERGE_PATCH,
+    STRATEGIC_PATCH,
+    Target,
+    decode,
+    decode_object,
+)
+from fleetkeeper.apiserver.state import Context, ServerState, json_response
+from fleetkeeper.store.patch import apply_json_patch, apply_merge_patch
+
+
+def _selector(obj: dict[str, Any]) -> str:
+    match = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    return ",".join(f"{k}={v}" for k, v in sorted(match.items())) if isinstance(match, dict) else ""
+
+
+def to_scale(obj: dict[str, Any]) -> dict[str, Any]:
+    """The ``autoscaling/v1`` Scale of a workload template."""
+    meta = obj.get("metadata") or {}
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    return {
+        "kind": "Scale", "apiVersion": "autoscaling/v1",
+        "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                     if k in meta},
+        "spec": {"replicas": spec.get("replicas", 1)},
+        "status": {"replicas": status.get("replicas", 0), "selector": _selector(obj)},
+    }
+
+
+def _replicas(scale: Any) -> int:
+    replicas = (scale.get("spec") or {}).get("replicas") if isinstance(scale, dict) else None
+    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+        rule = "must be a non-negative integer"
+        raise errors.Invalid(f"spec.replicas: Invalid value: {replicas!r}: {rule}",
+                             causes=[errors.Cause("spec.replicas", rule)], kind="Scale")
+    return replicas
+
+
+async def get_scale(state: ServerState, ctx: Context) -> Response:
+    target = ctx.target
+    obj = await state.store.get(target.info.group_kind, target.namespace or "", target.name or "")
+    return json_response(to_scale(obj))
+
+
+async def write_scale(state: ServerState, ctx: Context, body: bytes, content_type: str,
+                      method: str) -> Response:
+    """``PUT`` a Scale or patch one; the template's ``spec.replicas`` follows."""
+    target = ctx.target
+    whole = Target(target.info, target.namespace, target.name, None)
+    main = Context(whole, ctx.user, ctx.query, ctx.accept, ctx.user_agent)
+    change: Any = decode_object(body, content_type) if method == "PUT" else decode(body, JSON)
+    for attempt in range(state.config.patch_retries):
+        old = await state.store.get(target.info.group_kind, target.namespace or "", target.name or "")
+        scale = to_scale(old)
+        if method == "PUT":
+            wanted = change
+        elif content_type == JSON_PATCH:
+            wanted = apply_json_patch(scale, change)
+        elif content_type in (MERGE_PATCH, STRATEGIC_PATCH):
+            wanted = apply_merge_patch(scale, change)
+        else:
+            raise errors.UnsupportedMediaType(f"the patch type {content_type!r} is not supported for /scale")
+        pinned = ((wanted.get("metadata") or {}).get("resourceVersion") if isinstance(wanted, dict) else None)
+        new = shape(whole, {**old, "spec": {**(old.get("spec") or {}), "replicas": _replicas(wanted)}})
+        new["metadata"] = {**new["metadata"], "resourceVersion": pinned or old["metadata"]["resourceVersion"]}
+        try:
+            updated, warnings = await store_update(state, main, new, old)
+        except errors.Conflict:
+            if (pinned and pinned != old["metadata"]["resourceVersion"]) \
+                    or attempt + 1 >= state.config.patch_retries:
+                raise
+            continue
+        return json_response(to_scale(updated), warnings=warnings)
+    raise errors.Conflict("the object kept changing while it was scaled; try again")
+
+
+__all__ = ["SCALABLE", "get_scale", "to_scale", "write_scale"]

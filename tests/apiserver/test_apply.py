@@ -1,0 +1,92 @@
+"""Field ownership and server-side apply: conflicts, force, shared ownership, removal."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from fleetkeeper import errors
+from fleetkeeper.apiserver import fields
+from fleetkeeper.apiserver.apply import ApplyRequest, apply
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def request(manager: str, *, force: bool = False) -> ApplyRequest:
+    return ApplyRequest(manager=manager, force=force, api_version="v1", now=NOW, has_status=True)
+
+
+def cm(**data: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "d"},
+            "data": data}
+
+
+def owners(obj: dict[str, Any]) -> dict[str, set[fields.Path]]:
+    return {f"{e['manager']}/{e['operation']}": fields.from_fields_v1(e["fieldsV1"])
+            for e in obj["metadata"]["managedFields"]}
+
+
+def test_leaf_paths_skip_identity_and_status() -> None:
+    obj = {"apiVersion": "v1", "kind": "X",
+           "metadata": {"name": "n", "resourceVersion": "3", "labels": {"a": "b"}},
+           "spec": {"list": [1, 2], "map": {"k": {}}}, "status": {"ready": True}}
+    assert fields.leaf_paths(obj) == {("metadata", "labels", "a"), ("spec", "list"), ("spec", "map", "k")}
+    assert fields.leaf_paths(obj, subresource="status") == {("status", "ready")}
+
+
+def test_fields_v1_round_trips() -> None:
+    paths = {("spec", "a"), ("spec", "b", "c"), ("metadata", "labels", "x.y/z")}
+    assert fields.from_fields_v1(fields.to_fields_v1(paths)) == paths
+    keyed: dict[str, Any] = {"f:spec": {"f:containers": {'k:{"name":"a"}': {}}}}
+    assert fields.from_fields_v1(keyed) == {("spec", "containers")}
+
+
+def test_an_update_moves_changed_fields_to_its_manager() -> None:
+    old = cm(a="1", b="2")
+    old["metadata"]["managedFields"] = fields.record_update(None, old, manager="maker", api_version="v1",
+                                                            now=NOW)
+    new = cm(a="1", b="3")
+    result = fields.record_update(old, new, manager="editor", api_version="v1", now=NOW)
+    assert {e["manager"]: fields.from_fields_v1(e["fieldsV1"]) for e in result} == {
+        "maker": {("data", "a")}, "editor": {("data", "b")}}
+
+
+def test_apply_creates_with_its_ownership() -> None:
+    made = apply(None, cm(a="1"), request("ops"))
+    assert made["data"] == {"a": "1"} and owners(made) == {"ops/Apply": {("data", "a")}}
+
+
+def test_a_different_value_owned_by_another_manager_conflicts() -> None:
+    live = apply(None, cm(a="1"), request("ops"))
+    with pytest.raises(errors.Conflict) as caught:
+        apply(live, cm(a="2"), request("dev"))
+    assert 'conflict with "ops"' in caught.value.message and ".data.a" in caught.value.message
+    assert caught.value.causes[0].reason == "FieldManagerConflict"
+
+
+def test_force_takes_the_field_over() -> None:
+    live = apply(None, cm(a="1", b="1"), request("ops"))
+    taken = apply(live, cm(a="2"), request("dev", force=True))
+    assert taken["data"] == {"a": "2", "b": "1"}
+    assert owners(taken) == {"ops/Apply": {("data", "b")}, "dev/Apply": {("data", "a")}}
+
+
+def test_the_same_value_is_shared_and_survives_one_owner_leaving() -> None:
+    live = apply(None, cm(a="1", b="1"), request("ops"))
+    shared = apply(live, cm(a="1"), request("dev"))
+    assert owners(shared)["dev/Apply"] == {("data", "a")} and ("data", "a") in owners(shared)["ops/Apply"]
+    ops_left = apply(shared, cm(b="1"), request("ops"))
+    assert ops_left["data"] == {"a": "1", "b": "1"}, "dev still owns data.a"
+
+
+def test_a_field_no_longer_applied_is_removed() -> None:
+    live = apply(None, cm(a="1", b="1"), request("ops"))
+    assert apply(live, cm(a="1"), request("ops"))["data"] == {"a": "1"}
+
+
+def test_apply_carries_the_live_resource_version_as_precondition() -> None:
+    live = apply(None, cm(a="1"), request("ops"))
+    live["metadata"]["resourceVersion"] = "7"
+    assert apply(live, cm(a="2"), request("ops"))["metadata"]["resourceVersion"] == "7"
