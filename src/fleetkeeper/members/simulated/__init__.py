@@ -1,0 +1,26 @@
+"""Simulated member clusters: a KWOK-like, in-process, fault-injectable Kubernetes.
+
+Each :class:`SimulatedCluster` is a small cluster model on the injected clock — object
+storage with server-side apply, nodes with allocatable resources, a first-fit scheduler
+with priority preemption, workload controllers that create pods and keep Kubernetes'
+status fields (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, bare Pods), health
+endpoints and a cluster summary — and it implements the
+:class:`~fleetkeeper.members.interface.Member` protocol. Faults are plain method calls
+named after the scenario actions. :class:`SimulatedFleet` holds the clusters of a run.
+
+Module map: ``cluster`` (the Member façade and faults) → ``engine`` (the synchronous
+work loop, pods, garbage collection) → ``deployments``/``statefulsets``/``daemonsets``/
+``jobs`` (controllers) and ``lifecycle``/``scheduler``/``nodes`` (placement and pod
+states on the clock); ``objects``/``apply``/``podapply`` (storage and server-side
+apply), ``watch``, ``discovery``, ``faults``, ``quantity`` support them.
+"""
+
+from fleetkeeper.members.simulated.cluster import SimulatedCluster
+from fleetkeeper.members.simulated.faults import ApiState
+from fleetkeeper.members.simulated.fleet import SimulatedFleet
+from fleetkeeper.members.simulated.jobs import RUN_SECONDS_ANNOTATION
+from fleetkeeper.members.simulated.scheduler import DEFAULT_NODE_RESOURCES
+
+__all__ = [
+    "DEFAULT_NODE_RESOURCES", "RUN_SECONDS_ANNOTATION", "ApiState", "SimulatedCluster", "SimulatedFleet",
+]

@@ -1,0 +1,274 @@
+"""The cluster model: storage, pods, nodes and controllers, settled synchronously.
+
+Everything inside a simulated cluster happens synchronously, inside the call (or clock
+timer) that caused it: an apply stores the object, wakes its controller, which creates
+pods, which the scheduler places, and so on until nothing is left to do — then the call
+returns. Work is a FIFO of object keys (repeated wake-ups of one key coalesce) drained
+in a bounded loop; no task runs in the background. That makes the model deterministic
+(same calls at the same virtual times → same objects, names, uids and revisions) and
+cheap: each change costs work proportional to what it touches (the pods of one owner,
+the nodes), never to the size of the cluster.
+
+Who wakes whom: a change of an object with a controller wakes it when its generation
+moves (a spec change) or it is new; a change of any object or pod wakes its controlling
+owner (``ownerReferences`` with ``controller: true``). Deletion cascades to dependents
+(ReplicaSets of a Deployment, pods of anything), and deleting a Namespace deletes its
+contents.
+"""
+
+from __future__ import annotations
+
+import uuid
+import zlib
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+from fleetkeeper.api.base import format_time
+from fleetkeeper.api.constants import safe_encode
+from fleetkeeper.clock import Clock
+from fleetkeeper.members.simulated import nodes as node_model
+from fleetkeeper.members.simulated.controllers import Reconcile, owner_ref
+from fleetkeeper.members.simulated.daemonsets import DAEMONSET, reconcile_daemonset
+from fleetkeeper.members.simulated.deployments import (
+    DEPLOYMENT,
+    REPLICASET,
+    reconcile_deployment,
+    reconcile_replicaset,
+)
+from fleetkeeper.members.simulated.jobs import JOB, reconcile_job
+from fleetkeeper.members.simulated.lifecycle import PodLifecycle
+from fleetkeeper.members.simulated.objects import (
+    Change,
+    GroupKind,
+    Obj,
+    ObjectKey,
+    ObjectStore,
+    Revisions,
+    group_of,
+)
+from fleetkeeper.members.simulated.pods import Pod, PodTable, pod_requests, render
+from fleetkeeper.members.simulated.scheduler import Scheduler
+from fleetkeeper.members.simulated.statefulsets import STATEFULSET, reconcile_statefulset
+from fleetkeeper.members.simulated.watch import WatchHub
+
+POD = GroupKind("", "Pod")
+NAMESPACE = GroupKind("", "Namespace")
+CONTROLLERS: dict[GroupKind, Reconcile] = {
+    DEPLOYMENT: reconcile_deployment,
+    REPLICASET: reconcile_replicaset,
+    STATEFULSET: reconcile_statefulset,
+    DAEMONSET: reconcile_daemonset,
+    JOB: reconcile_job,
+}
+#: a bound on the work one call may cause (a safety net against a controller that never settles)
+MAX_STEPS = 10_000_000
+_UID_NAMESPACE = uuid.UUID("6f0c3b9e-5d1a-4c57-9a47-2f0d8b6c1e11")
+
+
+def counting_uids(cluster: str) -> Callable[[], str]:
+    """The default uid factory: uuid5 of the cluster name and a counter (deterministic)."""
+    count = 0
+
+    def new_uid() -> str:
+        nonlocal count
+        count += 1
+        return str(uuid.uuid5(_UID_NAMESPACE, f"{cluster}/{count}"))
+
+    return new_uid
+
+
+class Engine:
+    """One cluster's state and controllers (implements the controllers' ``Runtime``)."""
+
+    def __init__(self, name: str, clock: Clock, *, pod_startup: float, job_run: float,
+                 uid_factory: Callable[[], str] | None = None) -> None:
+        self.name = name
+        self.clock = clock
+        self.job_run = job_run
+        self.revisions = Revisions(uid_factory or counting_uids(name), self.now)
+        self.store = ObjectStore(self.revisions)
+        self.pods = PodTable()
+        self.scheduler = Scheduler()
+        self.hub = WatchHub()
+        self.lifecycle = PodLifecycle(self, self.scheduler, clock, pod_startup=pod_startup,
+                                      crashed=self._crashed)
+        self.crashed: set[ObjectKey] = set()
+        self._queue: OrderedDict[ObjectKey, None] = OrderedDict()
+        self._retry_pending = False
+        self._draining = False
+        self._seq = 0
+        self._now: tuple[float, str] = (-1.0, "")
+        self.store.listeners.append(self._on_change)
+
+    def now(self) -> str:
+        """The current time as a timestamp (formatted once per instant: writes come in bursts)."""
+        instant = self.clock.monotonic()
+        if instant != self._now[0]:
+            self._now = (instant, format_time(self.clock.now()))
+        return self._now[1]
+
+    # -- the work loop --------------------------------------------------------------------
+    def wake(self, key: ObjectKey) -> None:
+        if key.group_kind in CONTROLLERS:
+            self._queue[key] = None
+
+    def capacity_freed(self) -> None:
+        self._retry_pending = True
+
+    def drain(self) -> None:
+        """Run controllers and the scheduler until nothing is left to do."""
+        if self._draining:
+            return
+        self._draining = True
+        try:
+            for _ in range(MAX_STEPS):
+                if self._queue:
+                    key, _ = self._queue.popitem(last=False)
+                    obj = self.store.get(key)
+                    if obj is not None:
+                        CONTROLLERS[key.group_kind](self, obj)
+                elif self._retry_pending and self.scheduler.pending:
+                    self._retry_pending = False
+                    self.lifecycle.retry_pending()
+                else:
+                    self._retry_pending = False
+                    return
+            raise RuntimeError(f"simulated cluster {self.name!r} did not settle within {MAX_STEPS} steps")
+        finally:
+            self._draining = False
+
+    def _on_change(self, change: Change) -> None:
+        self.hub.publish(change)
+        old, new = change.old, change.new
+        generation = new["metadata"]["generation"]
+        if not change.deleted and (old is None or old["metadata"]["generation"] != generation):
+            self.wake(change.key)
+        self._wake_owner(change.key.namespace, new["metadata"].get("ownerReferences"))
+
+    def _wake_owner(self, namespace: str, refs: list[dict[str, Any]] | None) -> None:
+        for ref in refs or []:
+            if ref.get("controller"):
+                self.wake(ObjectKey(group_of(ref["apiVersion"]), ref["kind"], namespace, ref["name"]))
+
+    # -- pods -----------------------------------------------------------------------------
+    def pod_name(self, prefix: str, namespace: str) -> str:
+        for _ in range(1000):
+            self._seq += 1
+            suffix = safe_encode(str(zlib.crc32(f"{self.name}/{prefix}/{self._seq}".encode())))[:5]
+            if self.pods.get(namespace, f"{prefix}-{suffix}") is None:
+                return f"{prefix}-{suffix}"
+        raise RuntimeError(f"no free pod name for {prefix!r}")
+
+    def create_pod(self, owner: Obj, template: dict[str, Any], *, name: str, revision: str,
+                   labels: dict[str, str], pinned_node: str | None = None,
+                   run_for: float | None = None) -> Pod:
+        meta = owner["metadata"]
+        spec = template.get("spec") or {}
+        annotations = (template.get("metadata") or {}).get("annotations") or {}
+        pod = self.new_pod(meta["namespace"], name, spec, labels=labels, annotations=dict(annotations),
+                           owner_refs=[owner_ref(owner)])
+        pod.workload = self._workload_of(owner)
+        pod.revision, pod.pinned_node, pod.run_for = revision, pinned_node, run_for
+        self.admit(pod, wake_owner=False)  # the owner is the controller creating it: it knows
+        return pod
+
+    def new_pod(self, namespace: str, name: str, spec: dict[str, Any], *, labels: dict[str, str],
+                 annotations: dict[str, str], owner_refs: list[dict[str, Any]]) -> Pod:
+        self._seq += 1
+        controller = next((r for r in owner_refs if r.get("controller")), None)
+        return Pod(
+            namespace=namespace, name=name, uid=self.revisions.new_uid(), seq=self._seq, created=self.now(),
+            labels=labels, spec=spec, requests=pod_requests(spec), priority=self._priority(spec),
+            owner_refs=owner_refs, owner_uid=controller["uid"] if controller else None,
+            annotations=annotations, workload=ObjectKey("", "Pod", namespace, name),
+        )
+
+    def admit(self, pod: Pod, *, wake_owner: bool = True) -> None:
+        """Store a new pod, place it, announce it."""
+        self.pods.add(pod)
+        self.lifecycle.place(pod)
+        pod.resource_version = self.revisions.next()
+        if self.hub.watching(POD):
+            self.hub.publish(Change(pod.key, None, render(pod)))
+        if wake_owner:
+            self._wake_owner(pod.namespace, pod.owner_refs)
+
+    def pod_changed(self, pod: Pod, *, old_labels: dict[str, str] | None = None) -> None:
+        if self.pods.get(pod.namespace, pod.name) is not pod:
+            return  # deleted meanwhile
+        pod.resource_version = self.revisions.next()
+        if self.hub.watching(POD):
+            old = {"metadata": {"labels": pod.labels if old_labels is None else old_labels}}
+            self.hub.publish(Change(pod.key, old, render(pod)))
+        self._wake_owner(pod.namespace, pod.owner_refs)
+
+    def delete_pod(self, pod: Pod) -> None:
+        if self.pods.get(pod.namespace, pod.name) is not pod:
+            return
+        pod.cancel_timer()
+        self.scheduler.release(pod)
+        self.pods.remove(pod)
+        self.capacity_freed()
+        pod.resource_version = self.revisions.next()
+        if self.hub.watching(POD):
+            last = render(pod)
+            self.hub.publish(Change(pod.key, last, last, deleted=True))
+        self._wake_owner(pod.namespace, pod.owner_refs)
+
+    def _crashed(self, pod: Pod) -> bool:
+        return pod.workload in self.crashed
+
+    def _workload_of(self, owner: Obj) -> ObjectKey:
+        """The top-level controller of ``owner`` (a ReplicaSet's Deployment …)."""
+        key = ObjectKey.of(owner)
+        for _ in range(8):
+            obj = self.store.get(key)
+            ref = next((r for r in (obj or {}).get("metadata", {}).get("ownerReferences") or []
+                        if r.get("controller")), None)
+            if ref is None:
+                break
+            key = ObjectKey(group_of(ref["apiVersion"]), ref["kind"], key.namespace, ref["name"])
+        return key
+
+    def _priority(self, spec: dict[str, Any]) -> int:
+        if isinstance(spec.get("priority"), int):
+            return int(spec["priority"])
+        name = spec.get("priorityClassName")
+        builtin = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
+        if name in builtin:
+            return builtin[str(name)]
+        classes = self.store.items(GroupKind("scheduling.k8s.io", "PriorityClass"))
+        for priority_class in classes:
+            named = priority_class["metadata"]["name"] == name
+            if named or (not name and priority_class.get("globalDefault")):
+                return int(priority_class.get("value", 0))
+        return 0
+
+    # -- objects --------------------------------------------------------------------------
+    def delete_object(self, key: ObjectKey) -> None:
+        """Delete an object and, first, everything that depends on it."""
+        if key.group_kind == POD:
+            pod = self.pods.get(key.namespace, key.name)
+            if pod is not None:
+                self.delete_pod(pod)
+            return
+        obj = self.store.get(key)
+        if obj is None:
+            return
+        uid = obj["metadata"]["uid"]
+        for dependent in self.store.dependents(uid):
+            self.delete_object(dependent)
+        for pod in self.pods.owned_by(uid):
+            self.delete_pod(pod)
+        if key.group_kind == NAMESPACE:
+            for inner in self.store.namespace_keys(key.name):
+                self.delete_object(inner)
+            for pod in list(self.pods.items(key.name)):
+                self.delete_pod(pod)
+        self.store.remove(key)
+        if key.group_kind == node_model.NODE:
+            node_model.forget(self, key.name)
+
+
+__all__ = ["CONTROLLERS", "MAX_STEPS", "NAMESPACE", "POD", "Engine", "counting_uids"]
