@@ -30,19 +30,34 @@ from fleetkeeper.store.interface import StoreProtocol
 
 Setup = Callable[[Manager, Context], None]
 
-#: Controller modules of the control plane, in start order (each has ``setup(mgr, ctx)``).
-CONTROLLERS: tuple[str, ...] = ()
-#: Controller modules a Pull agent runs for its own cluster.
-AGENT_CONTROLLERS: tuple[str, ...] = ()
+#: Modules of the control plane, in start order (each has ``setup(mgr, ctx)``).
+CONTROLLERS: tuple[str, ...] = (
+    "fleetkeeper.controllers.customizations",
+    "fleetkeeper.controllers.detector",
+    "fleetkeeper.controllers.dependencies",
+    "fleetkeeper.controllers.binding",
+    "fleetkeeper.controllers.execution",
+    "fleetkeeper.controllers.work_status",
+    "fleetkeeper.controllers.binding_status",
+    "fleetkeeper.controllers.cluster",
+    "fleetkeeper.controllers.cluster_status",
+    "fleetkeeper.controllers.default_policy",
+    "fleetkeeper.controllers.taint_policy",
+    "fleetkeeper.controllers.taint_manager",
+    "fleetkeeper.controllers.graceful_eviction",
+)
+#: Modules a Pull agent runs for its own cluster (Karmada's agent: status, lease, Works).
+AGENT_CONTROLLERS: tuple[str, ...] = (
+    "fleetkeeper.controllers.cluster_status",
+    "fleetkeeper.agent.lease",
+    "fleetkeeper.controllers.execution",
+    "fleetkeeper.controllers.work_status",
+)
 
 
 def load_setups(names: Sequence[str]) -> list[Setup]:
-    """``setup`` functions of the named controller modules (``fleetkeeper.controllers.<name>``)."""
-    setups: list[Setup] = []
-    for name in names:
-        module = importlib.import_module(f"fleetkeeper.controllers.{name}")
-        setups.append(module.setup)
-    return setups
+    """``setup`` functions of the named modules."""
+    return [importlib.import_module(name).setup for name in names]
 
 
 @dataclass

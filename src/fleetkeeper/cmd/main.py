@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from fleetkeeper.cmd import bench
+from fleetkeeper.cmd import bench, demo, simulate
 
 app = typer.Typer(
     name="fleetkeeper",
@@ -19,6 +19,8 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(bench.app, name="bench")
+app.command("simulate")(simulate.simulate)
+app.command("demo")(demo.demo)
 
 
 @app.command()
