@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import typer
 
+from fleetkeeper.cli.interpret import interpret
 from fleetkeeper.cmd import bench, demo, simulate
 
 app = typer.Typer(
@@ -21,6 +22,7 @@ app = typer.Typer(
 app.add_typer(bench.app, name="bench")
 app.command("simulate")(simulate.simulate)
 app.command("demo")(demo.demo)
+app.command("interpret")(interpret)
 
 
 @app.command()
