@@ -26,6 +26,7 @@ from fleetkeeper.members.interface import MemberPool
 from fleetkeeper.options import Options
 from fleetkeeper.runtime.leaderelection import LeaderElectionConfig, LeaderElector
 from fleetkeeper.runtime.manager import Manager
+from fleetkeeper.scheduler import controller as scheduler_controller
 from fleetkeeper.store.interface import StoreProtocol
 
 Setup = Callable[[Manager, Context], None]
@@ -101,11 +102,11 @@ class ControlPlane:
             self._setup_scheduler()
 
     def _setup_scheduler(self) -> None:
-        try:
-            scheduler = importlib.import_module("fleetkeeper.scheduler.controller")
-        except ModuleNotFoundError:
-            return
-        scheduler.setup(self.manager, self.context)
+        controller = scheduler_controller.new_controller(
+            self.client, self.manager.informers, clock=self.clock,
+            scheduler_name=self.options.scheduler_name, workers=self.options.concurrent_syncs,
+        )
+        self.manager.add(controller)
 
     async def run(self) -> None:
         """Run until cancelled."""

@@ -9,6 +9,7 @@ where nginx's replicas run before the failure, after the failover and after reco
 
 from __future__ import annotations
 
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -74,7 +75,7 @@ def demo(
     state_dir: Annotated[Path | None, typer.Option(help="keep the sqlite state here (default: a temp dir)")] = None,
 ) -> None:
     """Watch a cluster fail and its workload move, on three simulated clusters."""
-    console = Console(highlight=False)
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
     clock = VirtualClock()
     logs.configure(level="error", clock=clock)
     sc = scenario.load_file(story_path())
