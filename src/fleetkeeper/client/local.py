@@ -1,0 +1,245 @@
+"""The local client: the typed :class:`~fleetkeeper.client.interface.Client` straight onto a Store.
+
+This is what the all-in-one control plane uses: controllers and the scheduler call it
+in-process, with the same semantics as the REST client against the API server, so
+either can be swapped in (both pass :mod:`fleetkeeper.client.testing`).
+
+* Objects cross as typed models: encoded with ``to_dict()``, decoded with
+  ``model.from_dict`` (the stored version is presented as the model's version — the
+  conversion between versions of one kind is the identity for now).
+* Writes to the main resource (create, update, patch) go through ``admission`` when
+  given — the same defaulting and validation the API server runs; ``/status`` writes do
+  not. An update without a resourceVersion is still checked against the object that
+  admission saw, retrying on conflict, so admission never judges a stale ``old``.
+* ``patch`` supports JSON merge patch and JSON patch (:mod:`fleetkeeper.store.patch`),
+  re-reading and re-applying on a resourceVersion conflict unless the patch itself
+  pinned the resourceVersion. Strategic merge patch and server-side apply are the API
+  server's business and are refused here with ``UnsupportedMediaType``.
+* ``watch`` without a resourceVersion (or ``"0"``) starts, as Kubernetes does, with a
+  synthetic ADDED for every current object, then streams changes after that list.
+* Cluster-scoped kinds ignore the namespace argument.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import AsyncIterator
+from datetime import datetime
+from typing import Any, Literal, Protocol, TypeVar
+
+from fleetkeeper import errors
+from fleetkeeper.api.meta import Resource
+from fleetkeeper.api.scheme import GroupKind, group_kind_of
+from fleetkeeper.client.interface import ObjectList, PatchType, WatchEvent
+from fleetkeeper.clock import Clock
+from fleetkeeper.store.interface import StoreProtocol
+from fleetkeeper.store.patch import apply_json_patch, apply_merge_patch
+
+T = TypeVar("T", bound=Resource)
+
+#: how many times a write re-reads and retries after a conflict it caused no part of
+MAX_RETRIES = 32
+
+
+class Admission(Protocol):
+    """Defaulting and validation of a main-resource write (``fleetkeeper.api.admission.admit``)."""
+
+    def __call__(
+        self, new: Resource, old: Resource | None, *, operation: Literal["CREATE", "UPDATE"], now: datetime
+    ) -> Resource: ...
+
+
+def _gk(model: type[Resource]) -> GroupKind:
+    if not model.KIND:
+        raise TypeError(f"{model.__name__} is not a kind; use SCHEME.model_for(api_version, kind)")
+    return group_kind_of(model.API_VERSION, model.KIND)
+
+
+def _namespace(model: type[Resource], namespace: str | None) -> str:
+    return (namespace or "") if model.NAMESPACED else ""
+
+
+def _decode(model: type[T], data: dict[str, Any]) -> T:
+    if model.API_VERSION:
+        data["apiVersion"] = model.API_VERSION
+    return model.from_dict(data)
+
+
+def _encode(obj: Resource) -> dict[str, Any]:
+    data = obj.to_dict()
+    if not type(obj).NAMESPACED:
+        data.get("metadata", {}).pop("namespace", None)
+    return data
+
+
+class LocalClient:
+    """A :class:`~fleetkeeper.client.interface.Client` over a Store (see the module docstring)."""
+
+    def __init__(self, store: StoreProtocol, *, admission: Admission | None = None, clock: Clock) -> None:
+        self._store = store
+        self._admission = admission
+        self._clock = clock
+
+    @property
+    def store(self) -> StoreProtocol:
+        return self._store
+
+    # ---------------------------------------------------------------- reads
+    async def get(self, model: type[T], name: str, namespace: str = "") -> T:
+        data = await self._store.get(_gk(model), _namespace(model, namespace), name)
+        return _decode(model, data)
+
+    async def list(
+        self,
+        model: type[T],
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> ObjectList[T]:
+        result = await self._store.list(_gk(model), namespace if model.NAMESPACED else None,
+                                        label_selector=label_selector, field_selector=field_selector)
+        return ObjectList(items=[_decode(model, item) for item in result.items],
+                          resource_version=str(result.revision))
+
+    # ---------------------------------------------------------------- writes
+    async def create(self, obj: T) -> T:
+        model = type(obj)
+        admitted = self._admit(obj, None, "CREATE")
+        return _decode(model, await self._store.create(_encode(admitted)))
+
+    async def update(self, obj: T) -> T:
+        model = type(obj)
+        if self._admission is None:
+            return _decode(model, await self._store.update(_encode(obj)))
+        gk, namespace = _gk(model), _namespace(model, obj.metadata.namespace)
+        pinned = obj.metadata.resource_version
+        for _ in range(MAX_RETRIES):
+            current = await self._store.get(gk, namespace, obj.name)
+            data = _encode(self._admit(obj, _decode(model, dict(current)), "UPDATE"))
+            data["metadata"]["resourceVersion"] = pinned or current["metadata"]["resourceVersion"]
+            try:
+                return _decode(model, await self._store.update(data))
+            except errors.Conflict:
+                if pinned:
+                    raise
+        raise self._gave_up(gk, obj.name)
+
+    async def update_status(self, obj: T) -> T:
+        model = type(obj)
+        if not model.HAS_STATUS:
+            raise errors.NotFound(f"{model.KIND} has no status subresource", kind=model.PLURAL, name=obj.name)
+        return _decode(model, await self._store.update(_encode(obj), subresource="status"))
+
+    async def patch(
+        self,
+        model: type[T],
+        name: str,
+        namespace: str = "",
+        *,
+        patch: dict[str, Any] | builtins.list[Any],
+        patch_type: PatchType = "merge",
+        subresource: str | None = None,
+    ) -> T:
+        if patch_type not in ("merge", "json"):
+            raise errors.UnsupportedMediaType(
+                f"{patch_type} patches are served by the API server; the local client applies merge and json"
+            )
+        if subresource not in (None, "status"):
+            raise errors.BadRequest(f"unknown subresource {subresource!r}")
+        gk, namespace = _gk(model), _namespace(model, namespace)
+        for _ in range(MAX_RETRIES):
+            current = await self._store.get(gk, namespace, name)
+            if patch_type == "merge":
+                patched = apply_merge_patch(current, patch)
+            else:
+                patched = apply_json_patch(current, patch)
+            data = self._patched_object(model, current, patched, subresource)
+            pinned = data["metadata"].get("resourceVersion") != current["metadata"]["resourceVersion"]
+            try:
+                return _decode(model, await self._store.update(data, subresource=subresource))
+            except errors.Conflict:
+                if pinned:
+                    raise
+        raise self._gave_up(gk, name)
+
+    async def delete(
+        self, model: type[T], name: str, namespace: str = "", *, resource_version: str | None = None
+    ) -> None:
+        await self._store.delete(_gk(model), _namespace(model, namespace), name,
+                                 resource_version=resource_version)
+
+    # ---------------------------------------------------------------- watch
+    def watch(
+        self,
+        model: type[T],
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> AsyncIterator[WatchEvent[T]]:
+        """Events after ``resource_version``; without one, ADDED for each current object first."""
+        since: int | None = None
+        if resource_version not in (None, "", "0"):
+            try:
+                since = int(str(resource_version))
+            except ValueError:
+                raise errors.BadRequest(f"resourceVersion {resource_version!r} is not a revision") from None
+        scope = namespace if model.NAMESPACED else None
+        return self._watch(model, scope, since, label_selector, field_selector)
+
+    async def _watch(
+        self, model: type[T], namespace: str | None, since: int | None, label_selector: str | None,
+        field_selector: str | None,
+    ) -> AsyncIterator[WatchEvent[T]]:
+        gk = _gk(model)
+        if since is None:
+            listed = await self._store.list(gk, namespace, label_selector=label_selector,
+                                            field_selector=field_selector)
+            since = listed.revision
+            for item in listed.items:
+                yield WatchEvent("ADDED", _decode(model, item))
+        watch = self._store.watch(gk, namespace, since=since, label_selector=label_selector,
+                                  field_selector=field_selector)
+        try:
+            async for event in watch:
+                yield WatchEvent(event.type, _decode(model, event.object))
+        finally:
+            await watch.close()
+
+    # ---------------------------------------------------------------- helpers
+    def _admit(self, obj: T, old: T | None, operation: Literal["CREATE", "UPDATE"]) -> T:
+        if self._admission is None:
+            return obj
+        admitted = self._admission(obj, old, operation=operation, now=self._clock.now())
+        if not isinstance(admitted, type(obj)):
+            raise errors.InternalError(
+                f"admission returned a {type(admitted).__name__} for a {type(obj).__name__}"
+            )
+        return admitted
+
+    def _patched_object(
+        self, model: type[T], current: dict[str, Any], patched: Any, subresource: str | None
+    ) -> dict[str, Any]:
+        if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
+            raise errors.Invalid("the patched object must be a JSON object with metadata",
+                                 causes=[errors.Cause("metadata", "Required value", "FieldValueRequired")])
+        for field in ("name", "namespace"):
+            if patched["metadata"].get(field) != current["metadata"].get(field):
+                raise errors.Invalid(f"metadata.{field}: field is immutable",
+                                     causes=[errors.Cause(f"metadata.{field}", "field is immutable")])
+        if not patched["metadata"].get("resourceVersion"):
+            patched["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+        obj = _decode(model, patched)
+        if subresource is None:
+            obj = self._admit(obj, _decode(model, dict(current)), "UPDATE")
+        return _encode(obj)
+
+    @staticmethod
+    def _gave_up(gk: GroupKind, name: str) -> errors.Conflict:
+        return errors.Conflict(f'{gk} "{name}": gave up after {MAX_RETRIES} conflicting concurrent writes',
+                               name=name, group=gk.group)
+
+
+__all__ = ["MAX_RETRIES", "Admission", "LocalClient"]

@@ -1,0 +1,366 @@
+"""The Store façade: Kubernetes storage semantics written once, over any :class:`Backend`.
+
+Every write runs as one short critical section under the store's write lock: read the
+current record, check preconditions, build the new object (:mod:`.objects`), take the
+next revision, commit to the backend, then publish to watchers (:mod:`.watch`). A write
+is acknowledged — its coroutine returns — only after the backend's commit returned, so
+an acknowledged write survives a crash of a durable backend, and watchers never see a
+change that could still be rolled back.
+
+``batch()`` holds the write lock for the duration of a block: writes made inside by the
+task that opened it are staged (an overlay that this task's reads see), committed to
+the backend as one transaction when the block ends, and published only then. An
+exception inside the block discards them all, revisions included. Other tasks keep
+reading committed state and wait to write.
+
+State is stored as the JSON bytes serialized before a write returns, so a caller may
+mutate its input afterwards; returned objects and watch events are private copies parsed
+from those bytes (the copying cost lands on each reader, never on the writer). Parsed
+caches are dropped once a write is published, keeping long-lived state out of reach of
+Python's cyclic garbage collector — the dominant cost at scale otherwise.
+
+``uid_factory`` makes uids (and generated names) deterministic in simulations; times come
+from the injected clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Any
+
+import orjson
+
+from fleetkeeper import errors
+from fleetkeeper.api.base import format_time
+from fleetkeeper.api.scheme import GroupKind
+from fleetkeeper.api.selectors import parse_field_selector, parse_label_selector
+from fleetkeeper.clock import Clock
+from fleetkeeper.store import objects as o
+from fleetkeeper.store.backend import Backend, Change, Key, Record
+from fleetkeeper.store.interface import EventType, ListResult, Watch
+from fleetkeeper.store.listing import Lister
+from fleetkeeper.store.watch import Hub, StoreWatch
+
+
+def _uuid4() -> str:
+    return str(uuid.uuid4())
+
+
+class _Batch:
+    """Writes staged by one task inside ``Store.batch()``."""
+
+    __slots__ = ("changes", "overlay", "owner")
+
+    def __init__(self, owner: asyncio.Task[Any] | None) -> None:
+        self.owner = owner
+        self.changes: list[Change] = []
+        self.overlay: dict[Key, Record | None] = {}
+
+    def add(self, change: Change) -> None:
+        _drop_caches((change,))  # the parsed cache may also share values with the caller's input
+        self.changes.append(change)
+        self.overlay[change.key] = None if change.type == "DELETED" else change.record
+
+
+class _Guard:
+    """``async with store._guard()``: the write lock, re-entered freely by a batch's owner."""
+
+    __slots__ = ("locked", "store")
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.locked = False
+
+    async def __aenter__(self) -> None:
+        if self.store._owned_batch() is None:
+            await self.store._lock.acquire()
+            self.locked = True
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self.locked:
+            self.store._lock.release()
+
+
+class Store:
+    """The façade every caller uses (it implements ``StoreProtocol``)."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        clock: Clock,
+        uid_factory: Callable[[], str] | None = None,
+        watch_queue: int = 10_000,
+    ) -> None:
+        self._backend = backend
+        self._clock = clock
+        self._uid = uid_factory or _uuid4
+        self._hub = Hub(max(1, watch_queue))
+        self._lister = Lister(backend)
+        self._lock = asyncio.Lock()
+        self._batch: _Batch | None = None
+        self._assigned = backend.revision  # the last revision handed to a change
+        self._closed = False
+
+    # ---------------------------------------------------------------- introspection
+    @property
+    def backend(self) -> Backend:
+        return self._backend
+
+    @property
+    def revision(self) -> int:
+        """The revision of the last committed write."""
+        return self._backend.revision
+
+    @property
+    def watchers(self) -> int:
+        """How many watches are open."""
+        return len(self._hub)
+
+    # ---------------------------------------------------------------- reads
+    async def get(self, gk: GroupKind, namespace: str, name: str) -> dict[str, Any]:
+        key = Key(gk.group, gk.kind, namespace, name)
+        record = await self._read(key)
+        if record is None:
+            raise o.not_found(key)
+        return record.copy()
+
+    async def list(
+        self,
+        gk: GroupKind,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+    ) -> ListResult:
+        labels = parse_label_selector(label_selector) if label_selector else ()
+        fields = parse_field_selector(field_selector) if field_selector else ()
+        revision, after = self.revision, None
+        if continue_token:
+            revision, after = _decode_token(continue_token)
+        batch = self._owned_batch()
+        overlay = None
+        if batch is not None:
+            overlay = {k: r for k, r in batch.overlay.items() if k.group_kind == gk}
+        items, last = await self._lister.page(gk, namespace, labels, fields, after=after,
+                                              limit=limit if limit and limit > 0 else None, overlay=overlay)
+        token = _encode_token(revision, last) if last is not None else None
+        return ListResult(items=items, revision=revision, continue_token=token)
+
+    # ---------------------------------------------------------------- writes
+    async def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+        new = o.copy_in(obj)
+        async with _Guard(self):
+            key = await self._claim_name(new)
+            revision = self._assigned + 1
+            o.prepare_create(new, uid=self._uid(), now=self._now(), revision=revision)
+            change = Change("ADDED", key, o.snapshot(new, revision), None)
+            await self._apply(change)
+        return change.record.copy()
+
+    async def update(self, obj: dict[str, Any], *, subresource: str | None = None) -> dict[str, Any]:
+        if subresource not in (None, "status"):
+            raise errors.BadRequest(f"unknown subresource {subresource!r}")
+        new = o.copy_in(obj)
+        key = o.key_of(new)
+        async with _Guard(self):
+            current = await self._read(key)
+            if current is None:
+                raise o.not_found(key)
+            wanted = new["metadata"].get("resourceVersion")
+            if wanted and wanted != str(current.revision):
+                raise o.conflict(key, o.STALE)
+            old = current.obj
+            if subresource == "status":
+                result = o.prepare_status_update(new, old)
+            else:
+                result = o.prepare_update(new, old, key)
+            result["metadata"]["resourceVersion"] = str(current.revision)
+            if o.same_content(result, old):
+                return current.copy()
+            revision = self._assigned + 1
+            result["metadata"]["resourceVersion"] = str(revision)
+            kind: EventType = "DELETED" if o.is_finished(result) else "MODIFIED"
+            change = Change(kind, key, o.snapshot(result, revision), current, current.revision)
+            await self._apply(change)
+        return change.record.copy()
+
+    async def delete(
+        self,
+        gk: GroupKind,
+        namespace: str,
+        name: str,
+        *,
+        resource_version: str | None = None,
+        uid: str | None = None,
+    ) -> dict[str, Any]:
+        key = Key(gk.group, gk.kind, namespace, name)
+        async with _Guard(self):
+            current = await self._read(key)
+            if current is None:
+                raise o.not_found(key)
+            meta = current.obj["metadata"]
+            if uid and uid != meta.get("uid"):
+                raise o.conflict(key, f"Precondition failed: UID in precondition: {uid}, "
+                                      f"UID in object meta: {meta.get('uid')}")
+            if resource_version and resource_version != str(current.revision):
+                raise o.conflict(key, o.STALE)
+            revision = self._assigned + 1
+            if meta.get("finalizers"):
+                if meta.get("deletionTimestamp"):
+                    return current.copy()
+                held = o.restamp(o.mark_deleting(current.obj, now=self._now()), revision)
+                change = Change("MODIFIED", key, o.snapshot(held, revision), current, current.revision)
+            else:
+                last = o.restamp(current.obj, revision)
+                change = Change("DELETED", key, o.snapshot(last, revision), current, current.revision)
+            await self._apply(change)
+        return change.record.copy()
+
+    @asynccontextmanager
+    async def batch(self) -> AsyncIterator[None]:
+        """Group the writes made inside (by this task) into one backend transaction."""
+        if self._owned_batch() is not None:
+            yield  # nested: part of the enclosing batch
+            return
+        await self._lock.acquire()
+        batch = self._batch = _Batch(asyncio.current_task())
+        try:
+            try:
+                yield
+            finally:
+                self._batch = None
+            if batch.changes:
+                await self._commit(batch.changes)
+        except BaseException:
+            self._assigned = self._backend.revision
+            raise
+        finally:
+            self._lock.release()
+        if batch.changes:
+            pressure = self._hub.publish(batch.changes)
+            _drop_caches(batch.changes)
+            if pressure:
+                await asyncio.sleep(0)
+
+    # ---------------------------------------------------------------- watch
+    def watch(
+        self,
+        gk: GroupKind | None,
+        namespace: str | None = None,
+        *,
+        since: int | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> Watch:
+        labels = parse_label_selector(label_selector) if label_selector else ()
+        fields = parse_field_selector(field_selector) if field_selector else ()
+        current = self.revision
+        if since is None or since < 0:
+            since = current
+        compacted = self._backend.compacted
+        if since < compacted:
+            raise errors.Gone(f"too old resource version: {since} ({compacted + 1})")
+        sub = self._hub.subscribe(gk, namespace, labels, fields, since=since)
+        if self._closed:
+            sub.close()
+        backend = self._backend
+
+        async def history() -> list[Change]:
+            return await backend.history(since, gk, namespace)
+
+        return StoreWatch(sub, history if since < current else None)
+
+    async def close(self) -> None:
+        """End every watch and release the backend."""
+        if self._closed:
+            return
+        self._closed = True
+        self._hub.close_all()
+        async with self._lock:
+            await self._backend.close()
+
+    # ---------------------------------------------------------------- internals
+    def _owned_batch(self) -> _Batch | None:
+        batch = self._batch
+        if batch is not None and batch.owner is asyncio.current_task():
+            return batch
+        return None
+
+    def _now(self) -> str:
+        return format_time(self._clock.now())
+
+    async def _read(self, key: Key) -> Record | None:
+        batch = self._batch
+        if batch is not None and key in batch.overlay and batch.owner is asyncio.current_task():
+            return batch.overlay[key]
+        return await self._backend.get(key)
+
+    async def _claim_name(self, new: dict[str, Any]) -> Key:
+        meta = new["metadata"]
+        prefix = meta.get("generateName")
+        if meta.get("name") or not prefix:
+            key = o.key_of(new)
+            if await self._read(key) is not None:
+                raise o.already_exists(key)
+            return key
+        for _ in range(8):
+            meta["name"] = o.generated_name(str(prefix), self._uid())
+            key = o.key_of(new)
+            if await self._read(key) is None:
+                return key
+        raise o.already_exists(key)
+
+    async def _apply(self, change: Change) -> None:
+        self._assigned = change.revision
+        batch = self._owned_batch()
+        if batch is not None:
+            batch.add(change)
+            return
+        await self._commit((change,))
+        pressure = self._hub.publish((change,))
+        _drop_caches((change,))
+        if pressure:
+            await asyncio.sleep(0)
+
+    async def _commit(self, changes: Sequence[Change]) -> None:
+        if self._closed:
+            raise errors.InternalError("the store is closed")
+        try:
+            await self._backend.commit(changes)
+        except BaseException:
+            self._assigned = self._backend.revision
+            raise
+
+
+def _drop_caches(changes: Sequence[Change]) -> None:
+    for change in changes:
+        change.record.drop_cache()
+        if change.prev is not None:
+            change.prev.drop_cache()
+
+
+def _encode_token(revision: int, last: tuple[str, str]) -> str:
+    return base64.urlsafe_b64encode(orjson.dumps({"rv": revision, "start": list(last)})).decode()
+
+
+def _decode_token(token: str) -> tuple[int, tuple[str, str]]:
+    try:
+        data = orjson.loads(base64.urlsafe_b64decode(token.encode()))
+        revision, (namespace, name) = int(data["rv"]), data["start"]
+        return revision, (str(namespace), str(name))
+    except (binascii.Error, ValueError, KeyError, TypeError, orjson.JSONDecodeError):
+        raise errors.BadRequest(f"invalid continue token {token!r}") from None
+
+
+__all__ = ["Store"]

@@ -1,0 +1,107 @@
+"""Listing: scan a backend in key order, filter by selectors, cut pages.
+
+The backend scans records of one kind sorted by (namespace, name); this module pulls
+them in chunks until a page is full, so a selective list with a small ``limit`` reads
+only what it needs. The continue point is the (namespace, name) of the last item
+returned; a page carries one whenever more records follow (the next page may then turn
+out empty, as Kubernetes allows). Inside a batch, the owner's staged writes are merged
+in (``overlay``) so it reads its own writes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fleetkeeper.api.scheme import GroupKind
+from fleetkeeper.api.selectors import FieldRequirements, LabelRequirements, field_selector_matches
+from fleetkeeper.store.backend import Backend, Key, Record
+
+#: records fetched per backend scan when a page size is given
+CHUNK = 256
+
+
+def matches(labels: LabelRequirements, fields: FieldRequirements, obj: dict[str, Any]) -> bool:
+    """Whether ``obj`` passes both selectors."""
+    if labels:
+        have = obj["metadata"].get("labels") or {}
+        for req in labels:
+            if not req.matches(have):
+                return False
+    return not fields or field_selector_matches(fields, obj)
+
+
+def _position(obj: dict[str, Any]) -> tuple[str, str]:
+    meta = obj["metadata"]
+    return (meta.get("namespace") or "", meta["name"])
+
+
+class Lister:
+    """Lists over one backend (see the module docstring)."""
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+
+    async def page(
+        self,
+        gk: GroupKind,
+        namespace: str | None,
+        labels: LabelRequirements,
+        fields: FieldRequirements,
+        *,
+        after: tuple[str, str] | None,
+        limit: int | None,
+        overlay: dict[Key, Record | None] | None = None,
+    ) -> tuple[list[dict[str, Any]], tuple[str, str] | None]:
+        """The page of matching objects and where the next page starts (``None``: the end)."""
+        if overlay:
+            records = await self._merged(gk, namespace, after, overlay)
+            return self._page(records, labels, fields, limit, full=False)
+        if limit is None:
+            records = await self._backend.scan(gk, namespace, after=after)
+            return self._page(records, labels, fields, None, full=False)
+        items: list[dict[str, Any]] = []
+        chunk = max(CHUNK, limit + 1)
+        for _ in range(1 << 30):  # bounded by the number of records
+            records = await self._backend.scan(gk, namespace, after=after, limit=chunk)
+            page, last = self._page(records, labels, fields, limit - len(items), full=len(records) == chunk)
+            items.extend(page)
+            if last is not None or len(records) < chunk:
+                return items, last
+            after = _position(records[-1].obj)
+        return items, None  # pragma: no cover
+
+    @staticmethod
+    def _page(
+        records: list[Record], labels: LabelRequirements, fields: FieldRequirements, limit: int | None,
+        *, full: bool,
+    ) -> tuple[list[dict[str, Any]], tuple[str, str] | None]:
+        items: list[dict[str, Any]] = []
+        selective = bool(labels or fields)
+        for i, record in enumerate(records):
+            if selective and not matches(labels, fields, record.obj):
+                continue
+            items.append(record.copy())
+            if limit is not None and len(items) >= limit:
+                more = full or i < len(records) - 1
+                return items, _position(record.obj) if more else None
+        return items, None
+
+    async def _merged(
+        self, gk: GroupKind, namespace: str | None, after: tuple[str, str] | None,
+        overlay: dict[Key, Record | None],
+    ) -> list[Record]:
+        by_position = {_position(r.obj): r for r in await self._backend.scan(gk, namespace, after=after)}
+        for key, record in overlay.items():
+            position = (key.namespace, key.name)
+            if namespace is not None and key.namespace != namespace:
+                continue
+            if after is not None and position <= after:
+                continue
+            if record is None:
+                by_position.pop(position, None)
+            else:
+                by_position[position] = record
+        return [by_position[p] for p in sorted(by_position)]
+
+
+__all__ = ["CHUNK", "Lister", "matches"]

@@ -1,0 +1,212 @@
+"""The ``sqlite://`` backend: the embedded, durable default (``sqlite:///<state-dir>/state.db``).
+
+Layout: ``objects`` (one row per live object: key, revision, JSON body), ``events``
+(one row per revision: the change and, for MODIFIED, the previous body, so a resumed
+watch with a selector can tell "stopped matching"), and ``meta`` (the revision counter).
+A commit is one ``BEGIN IMMEDIATE … COMMIT`` that writes all three, so after a crash the
+file holds exactly the acknowledged writes and the counter never goes backwards.
+
+Why these settings (measured in the stack probe, notes §5): WAL with
+``synchronous=NORMAL`` commits ~50k single-row transactions/s, survives a killed process
+(the WAL is in the OS before ``COMMIT`` returns) but not a power cut; pass
+``?synchronous=full`` in the URL to fsync every commit (~7k/s). One connection does
+everything, synchronously on the event loop: statements take microseconds, and with a
+virtual clock nothing may run in threads. The connection checks the stored counter
+inside every transaction, so a second process writing the same file is detected
+instead of corrupting revisions.
+
+History is bounded: at least ``history`` changes are kept; older rows are deleted in
+steps of a tenth of that, and a watch from before them gets ``errors.Gone``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from fleetkeeper import errors
+from fleetkeeper.api.scheme import GroupKind
+from fleetkeeper.store.backend import Change, Key, Record
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);
+INSERT OR IGNORE INTO meta (k, v) VALUES ('revision', 0), ('schema', 1);
+CREATE TABLE IF NOT EXISTS objects (
+    grp TEXT NOT NULL, kind TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,
+    rev INTEGER NOT NULL, body BLOB NOT NULL,
+    PRIMARY KEY (grp, kind, ns, name)
+);
+CREATE TABLE IF NOT EXISTS events (
+    rev INTEGER PRIMARY KEY, type TEXT NOT NULL,
+    grp TEXT NOT NULL, kind TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,
+    body BLOB NOT NULL, prev BLOB
+);
+"""
+
+_UPSERT = (
+    "INSERT INTO objects (grp, kind, ns, name, rev, body) VALUES (?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (grp, kind, ns, name) DO UPDATE SET rev = excluded.rev, body = excluded.body"
+)
+_DELETE = "DELETE FROM objects WHERE grp = ? AND kind = ? AND ns = ? AND name = ?"
+_EVENT = "INSERT INTO events (rev, type, grp, kind, ns, name, body, prev) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+_GET = "SELECT rev, body FROM objects WHERE grp = ? AND kind = ? AND ns = ? AND name = ?"
+_SYNCHRONOUS = {"off": "OFF", "normal": "NORMAL", "full": "FULL", "extra": "EXTRA"}
+
+
+class SqliteBackend:
+    """One SQLite file (or ``:memory:``); see the module docstring."""
+
+    name = "sqlite"
+
+    def __init__(self, path: str, *, history: int = 10_000, synchronous: str = "normal") -> None:
+        if history < 1:
+            raise ValueError("history must keep at least one change")
+        level = _SYNCHRONOUS.get(synchronous.lower())
+        if level is None:
+            raise ValueError(f"synchronous must be one of {sorted(_SYNCHRONOUS)}, got {synchronous!r}")
+        self.path = path
+        self.synchronous = level
+        self._keep = history
+        self._slack = history // 10
+        db = self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
+                                        cached_statements=64)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(f"PRAGMA synchronous={level}")
+        db.execute("PRAGMA busy_timeout=2000")
+        db.executescript("BEGIN IMMEDIATE;" + _SCHEMA + "COMMIT;")
+        self._revision = int(db.execute("SELECT v FROM meta WHERE k = 'revision'").fetchone()[0])
+        oldest = db.execute("SELECT MIN(rev) FROM events").fetchone()[0]
+        self._compacted = self._revision if oldest is None else int(oldest) - 1
+
+    @property
+    def revision(self) -> int:
+        return self._revision
+
+    @property
+    def compacted(self) -> int:
+        return self._compacted
+
+    async def get(self, key: Key) -> Record | None:
+        row = self._db.execute(_GET, key).fetchone()
+        return None if row is None else Record(row[1], row[0])
+
+    async def scan(
+        self,
+        gk: GroupKind,
+        namespace: str | None,
+        *,
+        after: tuple[str, str] | None = None,
+        limit: int | None = None,
+    ) -> list[Record]:
+        sql = "SELECT rev, body FROM objects WHERE grp = ? AND kind = ?"
+        args: list[object] = [gk.group, gk.kind]
+        if namespace is not None:  # one namespace: order by name alone, so the key index serves it
+            if after is not None and after[0] > namespace:
+                return []
+            sql += " AND ns = ?"
+            args.append(namespace)
+            if after is not None and after[0] == namespace:
+                sql += " AND name > ?"
+                args.append(after[1])
+            sql += " ORDER BY name"
+        else:
+            if after is not None:
+                sql += " AND (ns, name) > (?, ?)"
+                args.extend(after)
+            sql += " ORDER BY ns, name"
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(limit)
+        return [Record(body, rev) for rev, body in self._db.execute(sql, args)]
+
+    async def commit(self, changes: Sequence[Change]) -> None:
+        if not changes:
+            return
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            stored = db.execute("SELECT v FROM meta WHERE k = 'revision'").fetchone()[0]
+            if stored != self._revision:
+                raise errors.InternalError(
+                    f"{self.path}: revision is {stored} on disk but {self._revision} here; "
+                    "another process is writing this store"
+                )
+            self._write(changes)
+            last = changes[-1].revision
+            db.execute("UPDATE meta SET v = ? WHERE k = 'revision'", (last,))
+            compacted = self._compact(last)
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        self._revision = last
+        self._compacted = compacted
+
+    def _write(self, changes: Sequence[Change]) -> None:
+        expected = self._revision + 1
+        final: dict[Key, Change] = {}
+        events = []
+        for change in changes:
+            if change.revision != expected:
+                raise errors.InternalError(f"revision {change.revision} committed out of order "
+                                           f"(expected {expected})")
+            expected += 1
+            final[change.key] = change
+            prev = change.prev.raw if change.type == "MODIFIED" and change.prev is not None else None
+            events.append((change.revision, change.type, *change.key, change.record.raw, prev))
+        db = self._db
+        if len(changes) == 1:
+            change = changes[0]
+            if change.type == "DELETED":
+                db.execute(_DELETE, change.key)
+            else:
+                db.execute(_UPSERT, (*change.key, change.revision, change.record.raw))
+            db.execute(_EVENT, events[0])
+            return
+        upserts = [(*k, c.revision, c.record.raw) for k, c in final.items() if c.type != "DELETED"]
+        db.executemany(_UPSERT, upserts)
+        db.executemany(_DELETE, [k for k, c in final.items() if c.type == "DELETED"])
+        db.executemany(_EVENT, events)
+
+    def _compact(self, last: int) -> int:
+        if last - self._compacted <= self._keep + self._slack:
+            return self._compacted
+        cutoff = last - self._keep
+        self._db.execute("DELETE FROM events WHERE rev <= ?", (cutoff,))
+        return cutoff
+
+    async def history(self, since: int, gk: GroupKind | None, namespace: str | None) -> list[Change]:
+        if since < self._compacted:
+            raise errors.Gone(f"too old resource version: {since} ({self._compacted + 1})")
+        sql = "SELECT rev, type, grp, kind, ns, name, body, prev FROM events WHERE rev > ?"
+        args: list[object] = [since]
+        if gk is not None:
+            sql += " AND grp = ? AND kind = ?"
+            args.extend(gk)
+        if namespace is not None:
+            sql += " AND ns = ?"
+            args.append(namespace)
+        sql += " ORDER BY rev"
+        return [
+            Change(kind, Key(grp, k, ns, name), Record(body, rev), None if prev is None else Record(prev, 0))
+            for rev, kind, grp, k, ns, name, body, prev in self._db.execute(sql, args)
+        ]
+
+    async def close(self) -> None:
+        self._db.close()
+
+
+def open_backend(location: str, options: dict[str, str], *, history: int) -> SqliteBackend:
+    """Build the backend for ``sqlite://<location>?<options>``."""
+    unknown = set(options) - {"synchronous"}
+    if unknown:
+        raise ValueError(f"unknown sqlite store option(s) {sorted(unknown)}; known: synchronous")
+    if not location:
+        raise ValueError("sqlite store URL needs a path: sqlite:///abs/path.db or sqlite://relative.db")
+    if location.startswith("//"):  # ``sqlite:////abs/path.db``, SQLAlchemy's spelling, is accepted too
+        location = "/" + location.lstrip("/")
+    return SqliteBackend(location, history=history, synchronous=options.get("synchronous", "normal"))
+
+
+__all__ = ["SqliteBackend", "open_backend"]

@@ -1,0 +1,91 @@
+"""The local client passes the client conformance suite, plus what only it promises."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime
+from typing import Literal
+
+import pytest
+
+from fleetkeeper import errors
+from fleetkeeper.api.admission import admit
+from fleetkeeper.api.meta import Resource
+from fleetkeeper.client.interface import Client
+from fleetkeeper.client.local import LocalClient
+from fleetkeeper.client.testing import ClientConformance, Deployment, deploy
+from fleetkeeper.clock import SystemClock
+from fleetkeeper.store import open_store
+
+
+class TestLocalClient(ClientConformance):
+    @asynccontextmanager
+    async def open_client(self, *, history: int) -> AsyncIterator[Client]:
+        clock = SystemClock()
+        store = open_store("memory://", clock=clock, history=history)
+        try:
+            yield LocalClient(store, admission=admit, clock=clock)
+        finally:
+            await store.close()
+
+
+@pytest.fixture
+async def recorded() -> AsyncIterator[tuple[LocalClient, list[str]]]:
+    calls: list[str] = []
+
+    def recording(new: Resource, old: Resource | None, *, operation: Literal["CREATE", "UPDATE"],
+                  now: datetime) -> Resource:
+        calls.append(operation)
+        return admit(new, old, operation=operation, now=now)
+
+    clock = SystemClock()
+    store = open_store("memory://", clock=clock)
+    yield LocalClient(store, admission=recording, clock=clock), calls
+    await store.close()
+
+
+async def test_admission_runs_on_main_writes_and_never_on_status_writes(
+    recorded: tuple[LocalClient, list[str]],
+) -> None:
+    client, calls = recorded
+    made = await client.create(deploy("web"))
+    made.set_field("spec", {"replicas": 2})
+    made = await client.update(made)
+    await client.patch(Deployment, "web", "default", patch={"spec": {"replicas": 3}})
+    made = await client.get(Deployment, "web", "default")
+    made.set_field("status", {"ready": 1})
+    await client.update_status(made)
+    await client.patch(Deployment, "web", "default", patch={"status": {"ready": 2}}, subresource="status")
+    assert calls == ["CREATE", "UPDATE", "UPDATE"]
+
+
+@pytest.mark.parametrize("patch_type", ["strategic", "apply"],
+                         ids=["strategic merge patch is left to the API server",
+                              "server-side apply is left to the API server"])
+async def test_patch_types_of_the_api_server_are_unsupported(
+    recorded: tuple[LocalClient, list[str]], patch_type: Literal["strategic", "apply"]
+) -> None:
+    client, _ = recorded
+    await client.create(deploy("web"))
+    with pytest.raises(errors.UnsupportedMediaType):
+        await client.patch(Deployment, "web", "default", patch={}, patch_type=patch_type)
+
+
+async def test_a_patch_may_not_rename_the_object(recorded: tuple[LocalClient, list[str]]) -> None:
+    client, _ = recorded
+    await client.create(deploy("web"))
+    with pytest.raises(errors.Invalid):
+        await client.patch(Deployment, "web", "default", patch={"metadata": {"name": "other"}})
+
+
+async def test_a_garbled_watch_version_is_a_bad_request(recorded: tuple[LocalClient, list[str]]) -> None:
+    client, _ = recorded
+    with pytest.raises(errors.BadRequest):
+        client.watch(Deployment, resource_version="latest")
+
+
+def test_the_local_client_is_a_client() -> None:
+    store = open_store("memory://", clock=SystemClock())
+    client: Client = LocalClient(store, admission=admit, clock=SystemClock())
+    assert isinstance(client, LocalClient)
