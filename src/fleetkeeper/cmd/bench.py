@@ -51,3 +51,15 @@ def bench_store_cmd(
                 bench_store(url, clock=SystemClock(), objects=objects, watchers=watchers, batch=batch)
             )
             _emit(result)
+
+
+@app.command("scheduler")
+def bench_scheduler_cmd(
+    bindings: Annotated[int, typer.Option(min=1, max=1_000_000, help="bindings to schedule")] = 10_000,
+    clusters: Annotated[int, typer.Option(min=1, max=10_000, help="member clusters")] = 100,
+    seed: Annotated[int, typer.Option(help="seed of the generated workload")] = 0,
+) -> None:
+    """Scheduling throughput and per-binding p99 on a mixed workload, in process."""
+    from fleetkeeper.scheduler.bench import bench_scheduler
+
+    _emit(bench_scheduler(bindings=bindings, clusters=clusters, seed=seed))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import typer
 
 from fleetkeeper.cli.interpret import interpret
+from fleetkeeper.cli.schedule import schedule
 from fleetkeeper.cmd import bench, demo, simulate
 
 app = typer.Typer(
@@ -23,6 +24,7 @@ app.add_typer(bench.app, name="bench")
 app.command("simulate")(simulate.simulate)
 app.command("demo")(demo.demo)
 app.command("interpret")(interpret)
+app.command("schedule")(schedule)
 
 
 @app.command()

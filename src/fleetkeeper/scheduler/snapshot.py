@@ -1,0 +1,133 @@
+"""What the scheduler knows about clusters: facts parsed once, and a snapshot of them.
+
+A scheduling run reads the same few things about every cluster — labels, topology,
+taints, enabled APIs, capacity — for every binding. Reading them from the pydantic
+``Cluster`` each time would dominate the run, so each cluster is turned into a frozen
+:class:`ClusterFacts` once per cluster *version* (its ``resourceVersion``); a
+:class:`SnapshotBuilder` keeps the facts of unchanged clusters from one snapshot to
+the next.
+
+A :class:`Snapshot` is an immutable view of all clusters at one moment, plus a memo
+table: anything computed from the snapshot and a hashable key (a filter verdict for an
+equivalence class of bindings, the capacity left for a kind of replica, the candidate
+order) is computed once per snapshot and shared by every binding that asks again. A
+new snapshot starts with an empty memo, which is what makes the memo safe: no entry
+outlives the cluster state it was computed from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from fleetkeeper.api.cluster import Cluster
+from fleetkeeper.api.constants import EFFECT_NO_EXECUTE, EFFECT_NO_SCHEDULE
+from fleetkeeper.api.core import Taint
+from fleetkeeper.scheduler.estimator import Capacity, capacity_of
+
+T = TypeVar("T")
+
+#: memo entries per snapshot before the table is cleared (bounds memory; entries are small:
+#: sparse verdict and score maps, and candidate lists only for bindings that share them)
+MEMO_LIMIT = 50_000
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ClusterFacts:
+    """Everything the scheduler reads about one cluster, parsed once."""
+
+    name: str
+    cluster: Cluster | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    provider: str = ""
+    region: str = ""
+    zone: str = ""
+    zones: tuple[str, ...] = ()
+    #: the ``NoSchedule`` and ``NoExecute`` taints, in the cluster's order
+    taints: tuple[Taint, ...] = ()
+    #: ``(groupVersion, kind)`` of every enabled API
+    apis: frozenset[tuple[str, str]] = frozenset()
+    deleting: bool = False
+    capacity: Capacity | None = None
+    version: str = ""
+
+
+def facts_of(cluster: Cluster) -> ClusterFacts:
+    """Parse one cluster's facts."""
+    spec, status = cluster.spec, cluster.status
+    apis = frozenset(
+        (enablement.group_version, resource.kind)
+        for enablement in status.api_enablements or []
+        for resource in enablement.resources or []
+    )
+    taints = tuple(t for t in spec.taints or [] if t.effect in (EFFECT_NO_SCHEDULE, EFFECT_NO_EXECUTE))
+    return ClusterFacts(
+        name=cluster.name,
+        cluster=cluster,
+        labels=dict(cluster.labels()),
+        provider=spec.provider or "",
+        region=spec.region or "",
+        zone=spec.zone or "",
+        zones=tuple(spec.zones or ()),
+        taints=taints,
+        apis=apis,
+        deleting=cluster.metadata.deletion_timestamp is not None,
+        capacity=capacity_of(cluster),
+        version=cluster.metadata.resource_version or "",
+    )
+
+
+class Snapshot:
+    """All clusters at one moment (ordered by name) and the memo of what was derived."""
+
+    def __init__(self, clusters: Iterable[ClusterFacts]) -> None:
+        self.clusters: tuple[ClusterFacts, ...] = tuple(sorted(clusters, key=lambda c: c.name))
+        #: clusters that are not being deleted: the only ones scheduling considers
+        self.live: tuple[ClusterFacts, ...] = tuple(c for c in self.clusters if not c.deleting)
+        self.by_name: dict[str, ClusterFacts] = {c.name: c for c in self.clusters}
+        self.deleting: frozenset[str] = frozenset(c.name for c in self.clusters if c.deleting)
+        self.tainted: frozenset[str] = frozenset(c.name for c in self.clusters if c.taints)
+        self._memo: dict[Hashable, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self.clusters)
+
+    def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """The value derived for ``key`` from this snapshot, computed on first use."""
+        try:
+            return self._memo[key]  # type: ignore[no-any-return]
+        except KeyError:
+            pass
+        if len(self._memo) >= MEMO_LIMIT:
+            self._memo.clear()
+        value = compute()
+        self._memo[key] = value
+        return value
+
+
+class SnapshotBuilder:
+    """Builds snapshots, re-parsing only the clusters whose version changed."""
+
+    def __init__(self) -> None:
+        self._facts: dict[str, ClusterFacts] = {}
+
+    def build(self, clusters: Iterable[Cluster]) -> Snapshot:
+        facts: dict[str, ClusterFacts] = {}
+        for cluster in clusters:
+            known = self._facts.get(cluster.name)
+            version = cluster.metadata.resource_version or ""
+            if known is not None and version and known.version == version:
+                facts[cluster.name] = known
+            else:
+                facts[cluster.name] = facts_of(cluster)
+        self._facts = facts
+        return Snapshot(facts.values())
+
+
+def snapshot_of(clusters: Iterable[Cluster]) -> Snapshot:
+    """A one-off snapshot (the CLI and tests)."""
+    return Snapshot(facts_of(c) for c in clusters)
+
+
+__all__ = ["MEMO_LIMIT", "ClusterFacts", "Snapshot", "SnapshotBuilder", "facts_of", "snapshot_of"]
