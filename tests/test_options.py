@@ -35,7 +35,11 @@ def test_format_duration_round_trips() -> None:
 
 def test_settings_override_defaults_by_camel_case_name() -> None:
     opts = options_from_settings(
-        {"clusterFailureThreshold": "45s", "gracefulEvictionTimeout": "2m", "defaultClusterTaintPolicy": False}
+        {
+            "clusterFailureThreshold": "45s",
+            "gracefulEvictionTimeout": "2m",
+            "defaultClusterTaintPolicy": False,
+        }
     )
     assert opts.cluster_failure_threshold == 45.0
     assert opts.graceful_eviction_timeout == 120.0
@@ -48,7 +52,9 @@ def test_settings_override_defaults_by_camel_case_name() -> None:
     [
         pytest.param({"clusterFailureTreshold": "1s"}, "settings.clusterFailureTreshold: unknown", id="typo"),
         pytest.param({"defaultClusterTaintPolicy": "yes"}, "expected true or false", id="bool as text"),
-        pytest.param({"clusterFailureThreshold": "soon"}, "settings.clusterFailureThreshold", id="bad duration"),
+        pytest.param(
+            {"clusterFailureThreshold": "soon"}, "settings.clusterFailureThreshold", id="bad duration"
+        ),
         pytest.param({"concurrentSyncs": -1}, "non-negative integer", id="negative workers"),
     ],
 )

@@ -156,11 +156,41 @@ def test_a_pull_cluster_silent_past_the_grace_becomes_unknown() -> None:
 
 
 def test_a_pull_cluster_within_the_grace_is_left_alone() -> None:
-    record = rules.HealthRecord(NOW - timedelta(seconds=40), ready("True"), NOW - timedelta(seconds=40))
+    record = rules.HealthRecord(NOW - timedelta(seconds=39), ready("True"), NOW - timedelta(seconds=39))
     assert (
-        rules.monitor(record, cluster(cond=ready("True")), NOW - timedelta(seconds=40), NOW, GRACES).ready
+        rules.monitor(record, cluster(cond=ready("True")), NOW - timedelta(seconds=39), NOW, GRACES).ready
         is None
     )
+
+
+def test_a_pull_cluster_turns_unknown_exactly_when_the_grace_runs_out() -> None:
+    record = rules.HealthRecord(NOW - timedelta(seconds=40), ready("True"), NOW - timedelta(seconds=40))
+    got = rules.monitor(record, cluster(cond=ready("True")), NOW - timedelta(seconds=40), NOW, GRACES)
+    assert got.ready is not None and got.ready.status == "Unknown"
+
+
+@pytest.mark.parametrize(
+    ("renewed_ago", "credited_ago"),
+    [
+        pytest.param(3, 3, id="a renewal seen late counts from its renewTime"),
+        pytest.param(30, 5, id="a renewTime further back than one monitor period is clamped to it"),
+        pytest.param(-10, 0, id="a renewTime in the future counts as now"),
+    ],
+)
+def test_lease_renewals_are_credited_at_their_renew_time(renewed_ago: int, credited_ago: int) -> None:
+    graces = rules.Graces(GRACES.monitor, GRACES.startup, skew_window=5)
+    old = rules.HealthRecord(NOW - timedelta(seconds=60), ready("True"), NOW - timedelta(seconds=60))
+    renewed = NOW - timedelta(seconds=renewed_ago)
+    got = rules.monitor(old, cluster(cond=ready("True")), renewed, NOW, graces)
+    assert got.record.probe_timestamp == NOW - timedelta(seconds=credited_ago)
+    assert got.record.lease_renew_time == renewed
+
+
+def test_the_deadline_is_the_credited_heartbeat_plus_the_grace() -> None:
+    record = rules.HealthRecord(NOW - timedelta(seconds=10), ready("True"), NOW - timedelta(seconds=10))
+    assert rules.deadline(record, cluster(cond=ready("True")), GRACES) == NOW + timedelta(seconds=30)
+    assert rules.deadline(record, cluster("Push", ready("True")), GRACES) is None
+    assert rules.deadline(record, cluster(cond=ready("Unknown")), GRACES) is None
 
 
 def test_a_renewed_lease_is_a_heartbeat() -> None:

@@ -238,11 +238,9 @@ def test_the_seed_story_member1_fails_and_comes_back() -> None:
             await story.wait_for(lambda: _schedule_is(story, {"member2": 3}), within=10)
             assert await story.tasks() == ["member1"]
             while await story.tasks():
-                assert (
-                    await story.health("member2") != "Healthy" or await story.ready_replicas("member2") == 3
-                )
-                await clock.sleep(0.25)
+                await clock.sleep(0.05)
                 assert world.now - down_at < 200, "the task never ended"
+            # the very instant the task is gone, the replacement already runs every replica
             assert await story.ready_replicas("member2") == 3
             assert await story.health("member2") == "Healthy"
             messages = [e.message for e in await world.timeline("nginx-deployment")]
@@ -309,7 +307,7 @@ def test_a_pull_cluster_whose_agent_dies_is_failed_over() -> None:
             await story.wait_for(lambda: _ready_is(story, "member3", "Unknown"), within=70)
             assert last.spec.renew_time is not None
             silent = (world.clock.now() - last.spec.renew_time).total_seconds()
-            assert 40 < silent <= 40 + 10 + 5, silent  # grace, one renew interval, one monitor period
+            assert silent == 40, silent  # exactly the grace after the last renewal
             await story.wait_for(
                 lambda: _has_taints(
                     story,

@@ -16,12 +16,15 @@ def _run() -> tuple[list[core.Event], list[tl.TimelineEntry]]:
 
     async def main() -> tuple[list[core.Event], list[tl.TimelineEntry]]:
         client = LocalClient(open_store("memory://", clock=clock), clock=clock)
-        member1 = cluster.Cluster(metadata=ObjectMeta(name="member1"), spec=cluster.ClusterSpec(sync_mode="Push"))
+        member1 = cluster.Cluster(
+            metadata=ObjectMeta(name="member1"), spec=cluster.ClusterSpec(sync_mode="Push")
+        )
         rec = Recorder(client, clock, "cluster-status-controller")
         await clock.sleep(40)
         await rec.event(member1, "Warning", "TaintClusterSucceed", "Taint cluster succeed")
-        await rec.timeline(member1, tl.CONDITION_CHANGED, "Ready=False (ClusterNotReachable)",
-                           reason="ClusterNotReachable")
+        await rec.timeline(
+            member1, tl.CONDITION_CHANGED, "Ready=False (ClusterNotReachable)", reason="ClusterNotReachable"
+        )
         await rec.timeline(member1, tl.CONDITION_CHANGED, "Ready=False (ClusterNotReachable)")
         events = (await client.list(core.Event, "default")).items
         entries = (await client.list(tl.TimelineEntry)).items

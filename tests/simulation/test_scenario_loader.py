@@ -24,7 +24,8 @@ spec:
     - {name: member1, labels: {env: prod}, region: us-east-1}
     - {name: member2, syncMode: Pull, nodes: 2, podStartup: 500ms}
   resources:
-    - {apiVersion: apps/v1, kind: Deployment, metadata: {name: nginx, namespace: default}, spec: {replicas: 3}}
+    - {apiVersion: apps/v1, kind: Deployment, metadata: {name: nginx, namespace: default},
+       spec: {replicas: 3}}
   timeline:
     - at: 60s
       do: [{clusterDown: member1}, {setNodes: {cluster: member2, nodes: 1}}]
@@ -78,28 +79,83 @@ _DELETE = object()
     [
         pytest.param(["kind"], "Story", "kind", "must be 'Scenario'", id="wrong kind"),
         pytest.param(["metadata", "name"], "", "metadata.name", "Required", id="missing name"),
-        pytest.param(["spec", "settings", "clusterFailureThreshold"], "soon",
-                     "spec.settings.clusterFailureThreshold", "duration", id="bad duration setting"),
-        pytest.param(["spec", "clusters", 1, "syncMode"], "Poll", "spec.clusters[1].syncMode", "Push or Pull",
-                     id="unknown sync mode"),
-        pytest.param(["spec", "clusters", 1, "name"], "member1", "spec.clusters[1].name", "duplicate",
-                     id="duplicate cluster"),
-        pytest.param(["spec", "timeline", 1, "at"], "30s", "spec.timeline[1].at", "non-decreasing",
-                     id="steps out of order"),
-        pytest.param(["spec", "timeline", 0, "do", 0], {"clusterDown": "member9"}, "spec.timeline[0].do[0].clusterDown",
-                     "unknown cluster", id="action on an undeclared cluster"),
-        pytest.param(["spec", "timeline", 0, "do", 0], {"explode": "member1"}, "spec.timeline[0].do[0]",
-                     "unknown action", id="unknown action"),
-        pytest.param(["spec", "timeline", 0, "do", 1, "setNodes", "nodes"], -1,
-                     "spec.timeline[0].do[1].setNodes.nodes", "non-negative", id="negative node count"),
-        pytest.param(["spec", "timeline", 1, "expect", 1, "equals"], _DELETE, "spec.timeline[1].expect[1]",
-                     "exactly one check", id="expectation without a check"),
-        pytest.param(["spec", "timeline", 1, "expect", 0, "path"], "spec.[", "spec.timeline[1].expect[0].path",
-                     "path", id="malformed path"),
-        pytest.param(["spec", "timeline", 1, "expect", 0, "count"], 1, "spec.timeline[1].expect[0]",
-                     "exactly one check", id="two checks in one item"),
-        pytest.param(["spec", "resources", 0, "metadata"], {}, "spec.resources[0].metadata.name", "Required",
-                     id="resource without a name"),
+        pytest.param(
+            ["spec", "settings", "clusterFailureThreshold"],
+            "soon",
+            "spec.settings.clusterFailureThreshold",
+            "duration",
+            id="bad duration setting",
+        ),
+        pytest.param(
+            ["spec", "clusters", 1, "syncMode"],
+            "Poll",
+            "spec.clusters[1].syncMode",
+            "Push or Pull",
+            id="unknown sync mode",
+        ),
+        pytest.param(
+            ["spec", "clusters", 1, "name"],
+            "member1",
+            "spec.clusters[1].name",
+            "duplicate",
+            id="duplicate cluster",
+        ),
+        pytest.param(
+            ["spec", "timeline", 1, "at"],
+            "30s",
+            "spec.timeline[1].at",
+            "non-decreasing",
+            id="steps out of order",
+        ),
+        pytest.param(
+            ["spec", "timeline", 0, "do", 0],
+            {"clusterDown": "member9"},
+            "spec.timeline[0].do[0].clusterDown",
+            "unknown cluster",
+            id="action on an undeclared cluster",
+        ),
+        pytest.param(
+            ["spec", "timeline", 0, "do", 0],
+            {"explode": "member1"},
+            "spec.timeline[0].do[0]",
+            "unknown action",
+            id="unknown action",
+        ),
+        pytest.param(
+            ["spec", "timeline", 0, "do", 1, "setNodes", "nodes"],
+            -1,
+            "spec.timeline[0].do[1].setNodes.nodes",
+            "non-negative",
+            id="negative node count",
+        ),
+        pytest.param(
+            ["spec", "timeline", 1, "expect", 1, "equals"],
+            _DELETE,
+            "spec.timeline[1].expect[1]",
+            "exactly one check",
+            id="expectation without a check",
+        ),
+        pytest.param(
+            ["spec", "timeline", 1, "expect", 0, "path"],
+            "spec.[",
+            "spec.timeline[1].expect[0].path",
+            "path",
+            id="malformed path",
+        ),
+        pytest.param(
+            ["spec", "timeline", 1, "expect", 0, "count"],
+            1,
+            "spec.timeline[1].expect[0]",
+            "exactly one check",
+            id="two checks in one item",
+        ),
+        pytest.param(
+            ["spec", "resources", 0, "metadata"],
+            {},
+            "spec.resources[0].metadata.name",
+            "Required",
+            id="resource without a name",
+        ),
         pytest.param(["spec", "surprise"], 1, "spec.surprise", "unknown field", id="unknown spec field"),
     ],
 )

@@ -13,6 +13,7 @@ subset of controllers (:data:`AGENT_CONTROLLERS`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,10 +21,10 @@ from dataclasses import dataclass, field
 from fleetkeeper.api import admission
 from fleetkeeper.client.local import LocalClient
 from fleetkeeper.clock import Clock
-from fleetkeeper.runtime.context import Context, Scope
 from fleetkeeper.interpreter import Interpreter
 from fleetkeeper.members.interface import MemberPool
 from fleetkeeper.options import Options
+from fleetkeeper.runtime.context import Context, Scope
 from fleetkeeper.runtime.leaderelection import LeaderElectionConfig, LeaderElector
 from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.scheduler import controller as scheduler_controller
@@ -123,10 +124,8 @@ async def run_for(plane: ControlPlane, seconds: float) -> None:
         await plane.clock.sleep(seconds)
     finally:
         task.cancel()
-        try:
+        with contextlib.suppress(asyncio.CancelledError):
             await task
-        except asyncio.CancelledError:
-            pass
 
 
 __all__ = ["AGENT_CONTROLLERS", "CONTROLLERS", "ControlPlane", "Setup", "load_setups", "run_for"]

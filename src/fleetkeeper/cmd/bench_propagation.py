@@ -15,7 +15,6 @@ extra decoding. Figures depend on the machine: quote them with it.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import time
 from typing import Any
 
@@ -30,13 +29,12 @@ from fleetkeeper.cmd.app import ControlPlane, load_setups
 from fleetkeeper.members.interface import Member
 from fleetkeeper.members.simulated import SimulatedFleet
 from fleetkeeper.options import Options
-from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.store import open_store
 
-#: the controllers of the propagation pipeline, in start order
-PIPELINE = ("customizations", "policy_ids", "detector", "binding", "execution", "work_status",
-            "binding_status", "dependencies")
+#: the controllers of the propagation pipeline, in start order (the scheduler comes with the plane)
+PIPELINE = tuple(f"fleetkeeper.controllers.{name}" for name in (
+    "customizations", "policy_ids", "detector", "dependencies", "binding", "execution", "work_status",
+    "binding_status"))
 NAMESPACE = "bench"
 POLL_SECONDS = 0.2
 
@@ -51,15 +49,6 @@ class _Fleet:
         if cluster_name not in self.fleet:
             raise errors.MemberUnreachable(f"no simulated cluster {cluster_name!r}")
         return self.fleet[cluster_name]
-
-
-def _scheduler_setup(mgr: Manager, ctx: Context) -> None:
-    module = importlib.import_module("fleetkeeper.scheduler.controller")
-    setup = getattr(module, "setup", None)
-    if setup is not None:
-        setup(mgr, ctx)
-    else:
-        mgr.add(module.new_controller(ctx.client, mgr.informers, clock=ctx.clock))
 
 
 def _deployment(index: int) -> Unstructured:
@@ -110,7 +99,7 @@ async def bench_propagation(*, templates: int = 1000, clusters: int = 10, store_
         fleet.add(name, nodes=2, pod_startup=0.0,
                   node_resources={"cpu": "1000", "memory": "4000Gi", "pods": str(templates + 10)})
     plane = ControlPlane(store=store, clock=clock, members=_Fleet(fleet), options=Options(leader_elect=False),
-                         setups=[*load_setups(PIPELINE), _scheduler_setup], with_scheduler=False)
+                         setups=load_setups(PIPELINE))
     setup_started = time.perf_counter()
     for name in names:
         await _register(plane, fleet, name)
@@ -123,14 +112,16 @@ async def bench_propagation(*, templates: int = 1000, clusters: int = 10, store_
     task = asyncio.get_running_loop().create_task(plane.run())
     try:
         finished: set[str] = set()
+        seen: dict[str, str | None] = {}
         while time.perf_counter() - started < limit and len(finished) < templates:
             await asyncio.sleep(POLL_SECONDS)
             if task.done():
                 task.result()
-            for key in bindings.keys():  # noqa: SIM118 - an informer, not a dict
-                if key not in finished:
-                    found = bindings.get(key)
-                    if found is not None and _done(found, clusters):
+            for found in bindings.list():
+                key, version = found.key, found.metadata.resource_version
+                if key not in finished and seen.get(key) != version:
+                    seen[key] = version
+                    if _done(found, clusters):
                         finished.add(key)
         done = len(finished)
         seconds = time.perf_counter() - started

@@ -68,11 +68,14 @@ async def _snapshot(driver: Driver, step: Step, out: list[Snapshot]) -> None:
         live = driver.fleet[name].peek(NGINX)
         running[name] = int(((live or {}).get("status") or {}).get("readyReplicas") or 0)
     label = ", ".join(a.name + " " + str(a.arg) for a in step.do) or "observe"
-    out.append(Snapshot(step.at, label, ready, scheduled, running, len(rb.spec.graceful_eviction_tasks or [])))
+    tasks = len(rb.spec.graceful_eviction_tasks or [])
+    out.append(Snapshot(step.at, label, ready, scheduled, running, tasks))
 
 
 def demo(
-    state_dir: Annotated[Path | None, typer.Option(help="keep the sqlite state here (default: a temp dir)")] = None,
+    state_dir: Annotated[
+        Path | None, typer.Option(help="keep the sqlite state here (default: a temp dir)")
+    ] = None,
 ) -> None:
     """Watch a cluster fail and its workload move, on three simulated clusters."""
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)

@@ -49,7 +49,9 @@ def run_file(path: str | Path, *, store_url: str = "memory://") -> Outcome:
 def simulate(
     file: Annotated[Path, typer.Argument(help="scenario file (see SCENARIO-FORMAT.md)", show_default=False)],
     output: Annotated[str, typer.Option("--output", "-o", help="text or json")] = "text",
-    timeline: Annotated[bool, typer.Option("--timeline", help="print every notable event with its time")] = False,
+    timeline: Annotated[
+        bool, typer.Option("--timeline", help="print every notable event with its time")
+    ] = False,
     store: Annotated[str, typer.Option(help="store URL for the run (memory:// or sqlite:///path)")] = "memory://",
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error (stderr)")] = "error",
 ) -> None:

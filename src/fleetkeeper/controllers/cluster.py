@@ -226,7 +226,8 @@ class HeartbeatMonitor:
         self._recorder = ctx.recorder(NAME)
         options = ctx.options
         self._graces = rules.Graces(options.cluster_monitor_grace_period,
-                                    options.cluster_startup_grace_period)
+                                    options.cluster_startup_grace_period,
+                                    skew_window=options.cluster_monitor_period)
 
     def forget(self, name: str) -> None:
         self._records.pop(name, None)
@@ -234,7 +235,20 @@ class HeartbeatMonitor:
     async def run(self) -> None:
         while True:
             await self.check_all()
-            await self._ctx.clock.sleep(self._ctx.options.cluster_monitor_period)
+            await self._ctx.clock.sleep(self._next_wake())
+
+    def _next_wake(self) -> float:
+        """Seconds until the next pass: the monitor period, or sooner when a silent Pull
+        cluster's grace runs out before it (so Unknown lands exactly at the deadline)."""
+        period = self._ctx.options.cluster_monitor_period
+        now = self._ctx.clock.now()
+        wake = period
+        for cluster in self._clusters.list():
+            record = self._records.get(cluster.name)
+            due = None if record is None else rules.deadline(record, cluster, self._graces)
+            if due is not None:
+                wake = min(wake, max(0.0, (due - now).total_seconds()))
+        return max(wake, 0.001)
 
     async def check_all(self) -> None:
         """One monitor pass over every cluster in the cache."""

@@ -122,6 +122,11 @@ class MonitorResult:
 class Graces:
     monitor: float
     startup: float
+    #: how far back a lease renewal may be credited (one monitor period): the heartbeat counts
+    #: from the Lease's ``renewTime``, not from when the monitor happened to see it, so a silent
+    #: cluster turns Unknown ``grace`` seconds after its last renewal; a renewTime further in the
+    #: past or in the future (clock skew) is clamped into ``[now - skew_window, now]``
+    skew_window: float = 0.0
 
 
 def _unknown(current: Condition | None, now: datetime) -> Condition:
@@ -134,6 +139,17 @@ def _unknown(current: Condition | None, now: datetime) -> Condition:
     return current.model_copy(update={"status": "Unknown", "reason": constants.REASON_CLUSTER_STATUS_UNKNOWN,
                                       "message": constants.MSG_CLUSTER_STATUS_UNKNOWN,
                                       "last_transition_time": now})
+
+
+def deadline(record: HealthRecord, cluster: Cluster, graces: Graces) -> datetime | None:
+    """When a silent Pull cluster turns Unknown if nothing renews before (None: not a Pull cluster)."""
+    if cluster.spec.sync_mode != constants.SYNC_MODE_PULL:
+        return None
+    current = conditions.get_condition(cluster.status.conditions, constants.COND_READY)
+    if current is not None and current.status == "Unknown":
+        return None
+    grace = graces.startup if current is None else graces.monitor
+    return record.probe_timestamp + timedelta(seconds=grace)
 
 
 def monitor(record: HealthRecord | None, cluster: Cluster, lease_renew_time: datetime | None,
@@ -156,8 +172,9 @@ def monitor(record: HealthRecord | None, cluster: Cluster, lease_renew_time: dat
         return MonitorResult(record)
     if lease_renew_time is not None and (record.lease_renew_time is None
                                          or record.lease_renew_time < lease_renew_time):
-        record = HealthRecord(probe_timestamp=now, ready=record.ready, lease_renew_time=lease_renew_time)
-    if now <= record.probe_timestamp + timedelta(seconds=grace):
+        credited = min(now, max(lease_renew_time, now - timedelta(seconds=graces.skew_window)))
+        record = HealthRecord(probe_timestamp=credited, ready=record.ready, lease_renew_time=lease_renew_time)
+    if now < record.probe_timestamp + timedelta(seconds=grace):
         return MonitorResult(record)
     unknown = _unknown(current, now)
     if current is not None and unknown == observed:
@@ -168,6 +185,6 @@ def monitor(record: HealthRecord | None, cluster: Cluster, lease_renew_time: dat
 
 __all__ = [
     "NOT_READY_NO_SCHEDULE", "SYSTEM_TAINTS", "UNREACHABLE_NO_SCHEDULE", "Graces", "HealthRecord",
-    "MonitorResult", "execution_space", "is_system_taint", "monitor", "ready_taint_changes",
+    "MonitorResult", "deadline", "execution_space", "is_system_taint", "monitor", "ready_taint_changes",
     "sync_ready_taints", "taint_diff", "taint_text", "taints_message",
 ]

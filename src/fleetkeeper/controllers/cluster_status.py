@@ -9,9 +9,9 @@ after it *started* — so a cluster is probed on a steady cadence whatever its p
 costs.
 
 **A black hole stalls nobody else.** Every call to a member is bounded by
-``cluster_probe_timeout`` (``asyncio.wait_for``), and the controller runs many workers
-(:data:`WORKERS`), so a member that swallows requests costs one worker one timeout
-per period while every other cluster keeps its cadence. A timeout is a transport
+``cluster_probe_timeout`` (:func:`~fleetkeeper.members.interface.bounded`), and the
+controller runs many workers (:data:`WORKERS`), so a member that swallows requests
+costs one worker one timeout per period while every other cluster keeps its cadence. A timeout is a transport
 error: the member is offline.
 
 **Which clusters.** The control plane serves Push clusters; a Pull agent runs this same
@@ -29,7 +29,6 @@ rules module explains).
 
 from __future__ import annotations
 
-import asyncio
 from datetime import datetime
 
 import structlog
@@ -40,7 +39,7 @@ from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.meta import Condition
 from fleetkeeper.controllers import cluster_status_rules as rules
-from fleetkeeper.members.interface import ClusterSummary, Member
+from fleetkeeper.members.interface import ClusterSummary, Member, bounded
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.manager import Manager
@@ -117,14 +116,14 @@ class ClusterStatusReconciler:
 
     async def _call_probe(self, member: Member, path: str) -> int | None:
         try:
-            return await asyncio.wait_for(member.probe(path), self._ctx.options.cluster_probe_timeout)
+            return await bounded(member.probe(path), self._ctx.options.cluster_probe_timeout, member.name)
         except (errors.MemberError, TimeoutError, OSError) as exc:
             _log.debug("probe failed", cluster=member.name, path=path, error=repr(exc))
             return None
 
     async def _summary(self, member: Member) -> ClusterSummary | None:
         try:
-            return await asyncio.wait_for(member.summary(), self._ctx.options.cluster_probe_timeout)
+            return await bounded(member.summary(), self._ctx.options.cluster_probe_timeout, member.name)
         except (errors.MemberError, TimeoutError, OSError) as exc:
             _log.info("collecting the cluster summary failed; keeping the last one", cluster=member.name,
                       error=repr(exc))

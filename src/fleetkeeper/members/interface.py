@@ -9,9 +9,14 @@ answer within the bound) from every call.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
+
+from fleetkeeper import errors
+
+T = TypeVar("T")
 
 FIELD_MANAGER = "fleetkeeper"
 
@@ -92,3 +97,18 @@ class MemberPool(Protocol):
     def member(self, cluster_name: str, api_endpoint: str | None = None) -> Member:
         """The Member for a cluster; raises ``errors.MemberError`` when no client can be built."""
         ...
+
+
+async def bounded(call: Awaitable[T], seconds: float, cluster: str) -> T:
+    """Await a member call for at most ``seconds``; a timeout is ``errors.MemberTimeout``.
+
+    Every call to a member goes through this, so a black-holed member costs its caller one
+    timeout and stalls nobody else. It uses ``asyncio.timeout`` rather than ``wait_for``,
+    whose Python 3.11 version loses the caller's cancellation when the call completes in
+    the same loop iteration (a control plane would then never stop).
+    """
+    try:
+        async with asyncio.timeout(seconds):
+            return await call
+    except TimeoutError:
+        raise errors.MemberTimeout(f"member cluster {cluster!r}: no answer within {seconds:g}s") from None

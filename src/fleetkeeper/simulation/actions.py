@@ -62,11 +62,14 @@ async def apply_manifest(client: Client, manifest: dict[str, Any]) -> None:
     except errors.AlreadyExists:
         pass
     current = await client.get(model, obj.name, obj.namespace)
-    obj.metadata = current.metadata.model_copy(update={
-        "labels": obj.metadata.labels if obj.metadata.labels is not None else current.metadata.labels,
-        "annotations": obj.metadata.annotations if obj.metadata.annotations is not None
-        else current.metadata.annotations,
-    })
+    obj.metadata = current.metadata.model_copy(
+        update={
+            "labels": obj.metadata.labels if obj.metadata.labels is not None else current.metadata.labels,
+            "annotations": obj.metadata.annotations
+            if obj.metadata.annotations is not None
+            else current.metadata.annotations,
+        }
+    )
     await client.update(obj)
 
 
@@ -93,8 +96,9 @@ async def perform(driver: Driver, action: Action) -> None:
             driver.note(f"delete {arg['kind']}/{arg['name']}")
         elif name == "patch":
             model = SCHEME.model_for(arg["apiVersion"], arg["kind"])
-            await driver.client.patch(model, arg["name"], arg.get("namespace") or "", patch=arg["patch"],
-                                      patch_type="merge")
+            await driver.client.patch(
+                model, arg["name"], arg.get("namespace") or "", patch=arg["patch"], patch_type="merge"
+            )
             driver.note(f"patch {arg['kind']}/{arg['name']}")
         elif name == "setCondition":
             await _set_condition(driver, arg)
@@ -106,8 +110,14 @@ async def perform(driver: Driver, action: Action) -> None:
 
 
 _CLUSTER_FAULTS = {
-    "clusterDown": "down", "clusterBlackhole": "blackhole", "clusterUp": "up", "clusterUnhealthy": "unhealthy",
-    "dnsDown": "dns_down", "dnsUp": "dns_up", "agentDown": "agent_down", "agentUp": "agent_up",
+    "clusterDown": "down",
+    "clusterBlackhole": "blackhole",
+    "clusterUp": "up",
+    "clusterUnhealthy": "unhealthy",
+    "dnsDown": "dns_down",
+    "dnsUp": "dns_up",
+    "agentDown": "agent_down",
+    "agentUp": "agent_up",
 }
 
 
@@ -127,8 +137,12 @@ async def _set_condition(driver: Driver, arg: dict[str, Any]) -> None:
         status = current.status
         status.conditions = conditions.set_condition(
             status.conditions or [],
-            Condition(type=arg["type"], status=arg["status"], reason=arg["reason"],
-                      message=str(arg.get("message", ""))),
+            Condition(
+                type=arg["type"],
+                status=arg["status"],
+                reason=arg["reason"],
+                message=str(arg.get("message", "")),
+            ),
             driver.clock.now(),
         )
         try:

@@ -49,8 +49,15 @@ class Plane(Protocol):
 class PlaneFactory(Protocol):
     """Builds a control plane (``scope=Scope()``) or a Pull agent over the run's shared state."""
 
-    def __call__(self, *, clock: VirtualClock, options: Options, members: FleetPool, scope: Scope,
-                 uid_factory: Callable[[], str]) -> Plane: ...
+    def __call__(
+        self,
+        *,
+        clock: VirtualClock,
+        options: Options,
+        members: FleetPool,
+        scope: Scope,
+        uid_factory: Callable[[], str],
+    ) -> Plane: ...
 
 
 #: Called after each step's expectations (the demo prints distributions with it).
@@ -87,9 +94,11 @@ class Failure:
         if self.check == "do":
             return f"{self.step} at t={self.at:g}s: action {self.object} failed: {self.reason}"
         where = f"{self.object} in member {self.member}" if self.member else self.object
-        return (f"{self.step} at t={self.at:g}s: {where}, path {self.path or '(whole object)'}: "
-                f"expected {self.check} {checks_repr(self.expected)}, got {checks_repr(self.actual)} "
-                f"({self.reason})")
+        return (
+            f"{self.step} at t={self.at:g}s: {where}, path {self.path or '(whole object)'}: "
+            f"expected {self.check} {checks_repr(self.expected)}, got {checks_repr(self.actual)} "
+            f"({self.reason})"
+        )
 
 
 def checks_repr(value: Any) -> str:
@@ -135,8 +144,14 @@ def seeded_uids(seed: int) -> Callable[[], str]:
 class Driver:
     """One run of one scenario; use :func:`run_scenario`."""
 
-    def __init__(self, scenario: Scenario, clock: VirtualClock, factory: PlaneFactory, *,
-                 observers: list[Observer] | None = None) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        clock: VirtualClock,
+        factory: PlaneFactory,
+        *,
+        observers: list[Observer] | None = None,
+    ) -> None:
         self.scenario = scenario
         self.observers = list(observers or [])
         self.clock = clock
@@ -158,14 +173,21 @@ class Driver:
     # ------------------------------------------------------------------ lifecycle
     async def run(self) -> Outcome:
         for c in self.scenario.clusters:
-            self.fleet.add(c.name, nodes=c.nodes, node_resources=dict(c.node_resources),
-                           pod_startup=c.pod_startup)
-        self.plane = self.factory(clock=self.clock, options=self.scenario.options, members=self.pool,
-                                  scope=Scope(), uid_factory=self.uids)
+            self.fleet.add(
+                c.name, nodes=c.nodes, node_resources=dict(c.node_resources), pod_startup=c.pod_startup
+            )
+        self.plane = self.factory(
+            clock=self.clock,
+            options=self.scenario.options,
+            members=self.pool,
+            scope=Scope(),
+            uid_factory=self.uids,
+        )
         self._tasks.append(asyncio.get_running_loop().create_task(self.plane.run(), name="control-plane"))
         try:
             await self.clock.settle()
             await actions.join_clusters(self, self.scenario.clusters)
+            await self.clock.settle()  # joined = registered and reported, as after `karmadactl join`
             for manifest in self.scenario.resources:
                 await actions.apply_manifest(self.client, manifest)
             await self.clock.settle()
@@ -181,8 +203,13 @@ class Driver:
         """Run the in-process Pull agent of cluster ``name`` (no-op if running)."""
         if name in self.agents and not self.agents[name].done():
             return
-        agent = self.factory(clock=self.clock, options=self.scenario.options, members=self.pool,
-                             scope=Scope(agent_cluster=name), uid_factory=self.uids)
+        agent = self.factory(
+            clock=self.clock,
+            options=self.scenario.options,
+            members=self.pool,
+            scope=Scope(agent_cluster=name),
+            uid_factory=self.uids,
+        )
         self.agents[name] = asyncio.get_running_loop().create_task(agent.run(), name=f"agent-{name}")
 
     async def stop_agent(self, name: str) -> None:
@@ -216,8 +243,9 @@ class Driver:
             try:
                 await actions.perform(self, action)
             except actions.ActionFailed as exc:
-                self.outcome.failures.append(Failure(step.where, step.at, action.name, None, None, "do",
-                                                     action.arg, None, str(exc)))
+                self.outcome.failures.append(
+                    Failure(step.where, step.at, action.name, None, None, "do", action.arg, None, str(exc))
+                )
             await asyncio.sleep(0)
         await self.clock.settle()
         self._check_alive()
@@ -240,14 +268,24 @@ class Driver:
         if obj is None:
             if e.check == "absent" and e.value is True:
                 return None
-            return Failure(step.where, step.at, what, e.member, e.path, e.check, e.value, None,
-                           "the object does not exist")
+            return Failure(
+                step.where,
+                step.at,
+                what,
+                e.member,
+                e.path,
+                e.check,
+                e.value,
+                None,
+                "the object does not exist",
+            )
         found, actual = (True, obj) if e.path is None else paths.resolve(obj, e.path)
         reason = checks.evaluate(e.check, e.value, found=found, actual=actual)
         if reason is None:
             return None
-        return Failure(step.where, step.at, what, e.member, e.path, e.check, e.value,
-                       actual if found else None, reason)
+        return Failure(
+            step.where, step.at, what, e.member, e.path, e.check, e.value, actual if found else None, reason
+        )
 
     async def _fetch(self, e: Expectation) -> dict[str, Any] | None:
         if e.member is not None:
@@ -264,15 +302,25 @@ class Driver:
         entries = (await self.client.list(tl.TimelineEntry)).items
         entries.sort(key=lambda e: (e.time, int(e.metadata.resource_version or 0)))
         epoch = self.clock.epoch
-        lines = [TimelineLine((e.time - epoch).total_seconds(), subject_text(e.subject), e.action, e.message)
-                 for e in entries]
+        lines = [
+            TimelineLine((e.time - epoch).total_seconds(), subject_text(e.subject), e.action, e.message)
+            for e in entries
+        ]
         merged = sorted([*self._scenario_lines, *lines], key=lambda line: line.t)
         return merged
 
 
-_SHORT = {"Cluster": "cluster", "ResourceBinding": "rb", "ClusterResourceBinding": "crb", "Work": "work",
-          "PropagationPolicy": "pp", "ClusterPropagationPolicy": "cpp", "MultiClusterIngress": "mci",
-          "Remedy": "remedy", "ClusterTaintPolicy": "clustertaintpolicy"}
+_SHORT = {
+    "Cluster": "cluster",
+    "ResourceBinding": "rb",
+    "ClusterResourceBinding": "crb",
+    "Work": "work",
+    "PropagationPolicy": "pp",
+    "ClusterPropagationPolicy": "cpp",
+    "MultiClusterIngress": "mci",
+    "Remedy": "remedy",
+    "ClusterTaintPolicy": "clustertaintpolicy",
+}
 
 
 def subject_text(subject: tl.Subject) -> str:
@@ -281,13 +329,29 @@ def subject_text(subject: tl.Subject) -> str:
     return f"{kind}/{subject.namespace}/{subject.name}" if subject.namespace else f"{kind}/{subject.name}"
 
 
-def run_scenario(scenario: Scenario, factory: PlaneFactory, *, clock: VirtualClock | None = None,
-                 observers: list[Observer] | None = None) -> Outcome:
+def run_scenario(
+    scenario: Scenario,
+    factory: PlaneFactory,
+    *,
+    clock: VirtualClock | None = None,
+    observers: list[Observer] | None = None,
+) -> Outcome:
     """Run ``scenario`` to its end on a fresh virtual clock; same input, same outcome."""
     clock = clock or VirtualClock()
     return clock.run(Driver(scenario, clock, factory, observers=observers).run())
 
 
-__all__ = ["Driver", "Failure", "FleetPool", "Observer", "Outcome", "Plane", "PlaneFactory", "TimelineLine", "run_scenario",
-           "seeded_uids", "subject_text"]
+__all__ = [
+    "Driver",
+    "Failure",
+    "FleetPool",
+    "Observer",
+    "Outcome",
+    "Plane",
+    "PlaneFactory",
+    "TimelineLine",
+    "run_scenario",
+    "seeded_uids",
+    "subject_text",
+]
 _ = cluster_api

@@ -17,15 +17,26 @@ def as_json(outcome: Outcome, *, timeline: bool) -> str:
         "failed": len(outcome.failures),
         "finishedAt": round(outcome.finished_at, 6),
         "failures": [
-            {"step": f.step, "at": f.at, "object": f.object, "member": f.member, "path": f.path,
-             "check": f.check, "expected": f.expected, "actual": f.actual, "reason": f.reason,
-             "message": f.message()}
+            {
+                "step": f.step,
+                "at": f.at,
+                "object": f.object,
+                "member": f.member,
+                "path": f.path,
+                "check": f.check,
+                "expected": f.expected,
+                "actual": f.actual,
+                "reason": f.reason,
+                "message": f.message(),
+            }
             for f in outcome.failures
         ],
     }
     if timeline:
-        doc["timeline"] = [{"t": round(line.t, 6), "subject": line.subject, "action": line.action,
-                            "message": line.message} for line in outcome.timeline]
+        doc["timeline"] = [
+            {"t": round(line.t, 6), "subject": line.subject, "action": line.action, "message": line.message}
+            for line in outcome.timeline
+        ]
     return json.dumps(doc, sort_keys=True, default=str)
 
 
@@ -39,8 +50,10 @@ def as_text(outcome: Outcome, *, timeline: bool) -> list[str]:
         lines.append(f"FAIL {failure.message()}")
     held = outcome.expectations - len([f for f in outcome.failures if f.check != "do"])
     verdict = "PASS" if outcome.passed else "FAIL"
-    lines.append(f"{verdict} {outcome.scenario}: {held}/{outcome.expectations} expectations held, "
-                 f"{len(outcome.failures)} failure(s), ended at t={outcome.finished_at:g}s")
+    lines.append(
+        f"{verdict} {outcome.scenario}: {held}/{outcome.expectations} expectations held, "
+        f"{len(outcome.failures)} failure(s), ended at t={outcome.finished_at:g}s"
+    )
     return lines
 
 
