@@ -95,3 +95,30 @@ def test_settle_lets_timers_due_now_fire_but_not_later_ones() -> None:
 def test_system_clock_is_aware_utc() -> None:
     now = SystemClock().now()
     assert now.tzinfo is not None and now.utcoffset() == timedelta(0)
+
+
+def test_wake_first_at_runs_before_timers_due_at_the_same_instant() -> None:
+    clock = VirtualClock()
+    order: list[str] = []
+
+    async def main() -> list[str]:
+        loop = asyncio.get_running_loop()
+        loop.call_later(60, order.append, "timer@60")
+        loop.call_later(30, order.append, "timer@30")
+        await clock.wake_first_at(60)
+        order.append(f"first@{clock.monotonic():g}")
+        await clock.settle()
+        return order
+
+    assert clock.run(main()) == ["timer@30", "first@60", "timer@60"]
+
+
+def test_wake_first_at_in_the_past_returns_at_once() -> None:
+    clock = VirtualClock()
+
+    async def main() -> float:
+        await clock.sleep(10)
+        await clock.wake_first_at(5)
+        return clock.monotonic()
+
+    assert clock.run(main()) == 10.0

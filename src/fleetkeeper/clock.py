@@ -107,6 +107,8 @@ class _VirtualSelector(selectors.BaseSelector):
         assert loop is not None
         if loop._wake_settled():
             return []
+        if loop._wake_first(timeout):
+            return []
         if timeout is None:
             # Nothing scheduled at all: only real I/O (e.g. a thread finishing) can wake us.
             return self._real.select(None)
@@ -123,6 +125,8 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         selector.loop = self
         self._vtime = 0.0
         self._settle_waiters: list[asyncio.Future[None]] = []
+        self._first_wakers: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._first_seq = 0
         self.jumps = 0
 
     def time(self) -> float:
@@ -143,6 +147,31 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
         for waiter in waiters:
             waiter.set_result(None)
         return bool(waiters)
+
+    def _wake_first(self, timeout: float | None) -> bool:
+        """Jump to the earliest ``wake_first_at`` deadline if it comes no later than the next
+        timer, and wake its waiter *before* the timers due at that instant run."""
+        self._first_wakers = [w for w in self._first_wakers if not w[2].done()]
+        if not self._first_wakers:
+            return False
+        when, _, waiter = min(self._first_wakers)
+        if timeout is not None and when > self._vtime + timeout:
+            return False
+        if when > self._vtime:
+            self._vtime = when
+            self.jumps += 1
+        self._first_wakers.remove(min(self._first_wakers))
+        waiter.set_result(None)
+        return True
+
+    async def wake_first_at(self, when: float) -> None:
+        """Sleep until virtual second ``when``; at that instant run before any timer due then."""
+        if when <= self._vtime:
+            return
+        waiter: asyncio.Future[None] = self.create_future()
+        self._first_seq += 1
+        self._first_wakers.append((when, self._first_seq, waiter))
+        await waiter
 
     async def settle(self) -> None:
         """Return once nothing is runnable at the current instant (time does not move)."""
@@ -176,6 +205,11 @@ class VirtualClock:
     async def sleep_until(self, t: float) -> None:
         """Sleep until virtual second ``t`` (no-op if already past)."""
         await asyncio.sleep(max(0.0, t - self.loop.time()))
+
+    async def wake_first_at(self, t: float) -> None:
+        """Sleep until virtual second ``t`` and wake before anything else due at ``t``
+        (a scenario step's actions happen first at their instant)."""
+        await self.loop.wake_first_at(t)
 
     async def settle(self) -> None:
         """Wait until every task is blocked at the current instant; time does not move."""

@@ -249,7 +249,8 @@ def test_the_circuit_breaker_pauses_evictions_during_a_partition() -> None:
             assert not web.spec.graceful_eviction_tasks
         paused = await world.events("EvictionPaused", "member1")
         assert paused and paused[0].type == "Warning"
-        assert paused[0].message and "3 of 4 clusters are not Ready (75% > 55%)" in paused[0].message
+        assert paused[0].message
+        assert "3 of 4 clusters are not Ready or failing their probes (75% > 55%)" in paused[0].message
         assert await world.timeline("member1", tl.EVICTION_BLOCKED)
         for name in ("member1", "member2", "member3"):
             await recover(world, name)

@@ -272,7 +272,36 @@ def test_deleting_clusters_do_not_count_and_the_message_says_why() -> None:
         [cluster("a", ready="False"), cluster("b", ready="False"), cluster("c", ready="False"), cluster("d")],
         0.55,
     )
-    assert tripped.message().startswith("evictions paused: 3 of 4 clusters are not Ready (75% > 55%)")
+    assert tripped.message().startswith(
+        "evictions paused: 3 of 4 clusters are not Ready or failing their probes (75% > 55%)")
+
+
+def _reaching(name: str, reachable: str | None) -> Cluster:
+    conds = [{"type": "Ready", "status": "True"}]
+    if reachable is not None:
+        conds.append({"type": "fleetkeeper.io/Reachable", "status": reachable})
+    return Cluster.from_dict({"metadata": {"name": name}, "spec": {"syncMode": "Push"},
+                              "status": {"conditions": conds}})
+
+
+@pytest.mark.parametrize(
+    ("reachable", "failing"),
+    [
+        pytest.param("False", True, id="a Ready cluster already failing its probes counts as failing"),
+        pytest.param("True", False, id="a Ready cluster passing its probes does not"),
+        pytest.param(None, False, id="a Ready cluster without the early warning does not"),
+    ],
+)
+def test_the_breaker_sees_clusters_still_inside_their_failure_threshold(
+    reachable: str | None, failing: bool
+) -> None:
+    assert rules.failing(_reaching("m", reachable)) is failing
+
+
+def test_a_partition_trips_the_breaker_before_the_others_cross_their_threshold() -> None:
+    fleet = [cluster("a", ready="False"), _reaching("b", "False"), _reaching("c", "False"),
+             _reaching("d", "True")]
+    assert rules.breaker(fleet, 0.55).open is True
 
 
 @pytest.mark.parametrize(

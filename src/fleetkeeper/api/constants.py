@@ -86,6 +86,9 @@ CLUSTER_PROPAGATION_POLICY_CONTROLLER_FINALIZER: Final = "karmada.io/cluster-pro
 
 # --- condition types (§3.3) -----------------------------------------------------------------------
 COND_READY: Final = "Ready"
+#: fleetkeeper's (additive) early warning: the latest probe verdict *before* the success/failure
+#: thresholds; the partition circuit breaker counts clusters whose probes already fail
+COND_REACHABLE: Final = "fleetkeeper.io/Reachable"
 COND_COMPLETE_API_ENABLEMENTS: Final = "CompleteAPIEnablements"
 COND_SERVICE_DOMAIN_NAME_RESOLUTION_READY: Final = "ServiceDomainNameResolutionReady"
 COND_SCHEDULED: Final = "Scheduled"

@@ -79,8 +79,8 @@ class ClusterStatusReconciler:
             return Result()  # the finalizer's arrival wakes this cluster again
         clock = self._ctx.clock
         started, now = clock.monotonic(), clock.now()
-        ready, health, summary = await self._observe(cluster, now)
-        written, before = await self._write(cluster.name, ready, summary)
+        ready, observed, health, summary = await self._observe(cluster, now)
+        written, before = await self._write(cluster.name, ready, summary, observed)
         if written and rules.ready_changed(before, ready):
             await self._record(cluster, ready)
         _log.debug("cluster probed", cluster=cluster.name, online=health.online, healthy=health.healthy,
@@ -90,8 +90,9 @@ class ClusterStatusReconciler:
 
     # ---------------------------------------------------------------- observing
     async def _observe(self, cluster: Cluster, now: datetime
-                       ) -> tuple[Condition, rules.Health, ClusterSummary | None]:
-        """Probe, adjust by the thresholds, and collect a summary when Ready."""
+                       ) -> tuple[Condition, Condition, rules.Health, ClusterSummary | None]:
+        """Probe, adjust by the thresholds, and collect a summary when Ready; returns the
+        thresholded Ready, the raw observation, the health and the summary."""
         current = conditions.get_condition(cluster.status.conditions, rules.READY)
         member: Member | None = None
         try:
@@ -106,7 +107,7 @@ class ClusterStatusReconciler:
         summary = None
         if member is not None and rules.collects_summary(health, ready):
             summary = await self._summary(member)
-        return ready, health, summary
+        return ready, observed, health, summary
 
     async def _probe(self, member: Member) -> rules.Health:
         code = await self._call_probe(member, "/readyz")
@@ -130,8 +131,8 @@ class ClusterStatusReconciler:
             return None
 
     # ---------------------------------------------------------------- writing
-    async def _write(self, name: str, ready: Condition, summary: ClusterSummary | None
-                     ) -> tuple[bool, Condition | None]:
+    async def _write(self, name: str, ready: Condition, summary: ClusterSummary | None,
+                     observed: Condition | None = None) -> tuple[bool, Condition | None]:
         """Set the desired fields and write only on change (fresh read on conflict).
 
         Returns whether it wrote, and the Ready condition the write replaced."""
@@ -143,7 +144,8 @@ class ClusterStatusReconciler:
                     cluster = await client.get(Cluster, name)
                 except errors.NotFound:
                     return False, None
-            desired = rules.desired_status(cluster.status, ready, summary, self._ctx.clock.now())
+            desired = rules.desired_status(cluster.status, ready, summary, self._ctx.clock.now(),
+                                           observed=observed)
             if desired == cluster.status:
                 return False, None
             try:

@@ -147,14 +147,24 @@ def api_enablements_condition(enablements: list[APIEnablement]) -> Condition:
                      message=constants.MSG_API_ENABLEMENTS_COMPLETE)
 
 
+def reachable(observed: Condition) -> Condition:
+    """fleetkeeper's ``fleetkeeper.io/Reachable`` condition: the latest probe verdict as
+    observed, without the thresholds (Ready keeps Karmada's thresholded meaning)."""
+    return observed.model_copy(update={"type": constants.COND_REACHABLE, "last_transition_time": None})
+
+
 def desired_status(status: ClusterStatus, ready: Condition, summary: ClusterSummary | None,
-                   now: datetime) -> ClusterStatus:
-    """``status`` with the Ready condition set and, given a summary, the collected facts.
+                   now: datetime, *, observed: Condition | None = None) -> ClusterStatus:
+    """``status`` with the Ready condition set and, given a summary, the collected facts;
+    with ``observed``, the un-thresholded ``fleetkeeper.io/Reachable`` condition too.
 
     Other condition types (``ServiceDomainNameResolutionReady`` …) and the remedy
     actions are kept: only named fields are set on the freshly read status.
     """
-    update: dict[str, Any] = {"conditions": conditions.set_condition(status.conditions, ready, now)}
+    current = status.conditions
+    if observed is not None:
+        current = conditions.set_condition(current, reachable(observed), now)
+    update: dict[str, Any] = {"conditions": conditions.set_condition(current, ready, now)}
     if summary is not None:
         enablements = api_enablements(summary.api_enablements)
         update["conditions"] = conditions.set_condition(
@@ -178,7 +188,21 @@ def ready_text(ready: Condition) -> str:
 
 
 __all__ = [
-    "OFFLINE", "READY", "Health", "ThresholdState", "Thresholds", "api_enablements",
-    "api_enablements_condition", "collection_failed", "collects_summary", "desired_status", "health_of",
-    "needs_healthz", "observed_ready", "ready_changed", "ready_text", "threshold_adjusted",
+    "OFFLINE",
+    "READY",
+    "Health",
+    "ThresholdState",
+    "Thresholds",
+    "api_enablements",
+    "api_enablements_condition",
+    "collection_failed",
+    "collects_summary",
+    "desired_status",
+    "health_of",
+    "needs_healthz",
+    "observed_ready",
+    "reachable",
+    "ready_changed",
+    "ready_text",
+    "threshold_adjusted",
 ]

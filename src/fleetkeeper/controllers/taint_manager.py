@@ -171,7 +171,8 @@ class TaintManager:
         if cluster.name in self._announced:
             self._announced.discard(cluster.name)
             breaker = self.breaker
-            resumed = f"evictions resumed: {breaker.not_ready} of {breaker.total} clusters are not Ready"
+            resumed = (f"evictions resumed: {breaker.not_ready} of {breaker.total} clusters are not Ready "
+                       "or failing their probes")
             await self._recorder.timeline(cluster, tl.EVICTION_BLOCKED, resumed, reason="CircuitBreaker")
         if not taints or not self.enabled:
             return Result()

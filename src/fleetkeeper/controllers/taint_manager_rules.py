@@ -149,15 +149,27 @@ class Breaker:
 
     def message(self) -> str:
         share = self.not_ready / self.total if self.total else 0.0
-        return (f"evictions paused: {self.not_ready} of {self.total} clusters are not Ready "
-                f"({share:.0%} > {self.threshold:.0%}); suspecting a partition of the control plane")
+        return (f"evictions paused: {self.not_ready} of {self.total} clusters are not Ready or failing "
+                f"their probes ({share:.0%} > {self.threshold:.0%}); suspecting a partition of the "
+                f"control plane")
+
+
+def failing(cluster: Cluster) -> bool:
+    """Not Ready, or Ready but already failing its probes (``fleetkeeper.io/Reachable=False``):
+    clusters that fail together cross their failure thresholds up to a probe period apart,
+    so the breaker must see the ones still inside the threshold too."""
+    conds = cluster.status.conditions
+    if not conditions.is_condition_true(conds, constants.COND_READY):
+        return True
+    reach = conditions.get_condition(conds, constants.COND_REACHABLE)
+    return reach is not None and reach.status == "False"
 
 
 def breaker(clusters: Iterable[Cluster], threshold: float) -> Breaker:
-    """Open while more than ``threshold`` of the (non-deleting) clusters are not Ready (0 disables)."""
+    """Open while more than ``threshold`` of the (non-deleting) clusters are :func:`failing`
+    (0 disables)."""
     live = [c for c in clusters if c.metadata.deletion_timestamp is None]
-    ready = constants.COND_READY
-    not_ready = sum(1 for c in live if not conditions.is_condition_true(c.status.conditions, ready))
+    not_ready = sum(1 for c in live if failing(c))
     total = len(live)
     tripped = threshold > 0 and total > 0 and not_ready / total > threshold
     return Breaker(tripped, not_ready, total, threshold)
@@ -174,6 +186,6 @@ def eviction_text(cluster: str, reason: str, mode: str) -> str:
 
 
 __all__ = [
-    "FOREVER", "NEVER", "Breaker", "Decision", "Plan", "breaker", "decide", "eviction_text",
+    "FOREVER", "NEVER", "Breaker", "Decision", "Plan", "breaker", "decide", "eviction_text", "failing",
     "matching_tolerations", "min_toleration_time", "no_execute_taints", "pacing_delay", "plan", "purge_mode",
 ]

@@ -4,7 +4,8 @@ The driver owns the world of one run — a :class:`~fleetkeeper.clock.VirtualClo
 :class:`~fleetkeeper.members.simulated.SimulatedFleet`, the control plane and one
 in-process agent per Pull cluster — and walks the timeline: advance virtual time to
 the step's ``at`` (every controller and simulated member runs meanwhile, and time
-jumps whenever all of them wait), run the step's actions in order, let the system
+jumps whenever all of them wait), run the step's actions in order — first thing at
+that instant, before any timer due at the same second — let the system
 settle (everything idle at that instant; timers due later do not fire), then check the
 step's expectations.
 
@@ -237,7 +238,9 @@ class Driver:
 
     # ------------------------------------------------------------------ steps
     async def _step(self, step: Step) -> None:
-        await self.clock.sleep_until(step.at)
+        # the step's actions happen first at their instant: a probe due at the same second
+        # already sees the fault (otherwise detection would depend on timer order)
+        await self.clock.wake_first_at(step.at)
         self._check_alive()
         for action in step.do:
             try:
@@ -246,7 +249,6 @@ class Driver:
                 self.outcome.failures.append(
                     Failure(step.where, step.at, action.name, None, None, "do", action.arg, None, str(exc))
                 )
-            await asyncio.sleep(0)
         await self.clock.settle()
         self._check_alive()
         for expectation in step.expect:
