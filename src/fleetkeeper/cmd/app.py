@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from fleetkeeper.api import admission
+from fleetkeeper.client.interface import Client
 from fleetkeeper.client.local import LocalClient
 from fleetkeeper.clock import Clock
 from fleetkeeper.interpreter import Interpreter
@@ -66,10 +67,13 @@ def load_setups(names: Sequence[str]) -> list[Setup]:
 class ControlPlane:
     """Everything that runs against one store, ready to ``run()``."""
 
-    store: StoreProtocol
+    store: StoreProtocol | None
     clock: Clock
     members: MemberPool
     options: Options = field(default_factory=Options)
+    #: talk to the control plane through this client instead of a local one over ``store``
+    #: (a network Pull agent passes a REST client and no store)
+    client_override: Client | None = None
     interpreter: Interpreter | None = None
     scope: Scope = field(default_factory=Scope)
     setups: Sequence[Setup] | None = None
@@ -77,7 +81,12 @@ class ControlPlane:
     identity: str = "fleetkeeper"
 
     def __post_init__(self) -> None:
-        self.client = LocalClient(self.store, admission=admission.admit, clock=self.clock)
+        if self.client_override is not None:
+            self.client: Client = self.client_override
+        elif self.store is not None:
+            self.client = LocalClient(self.store, admission=admission.admit, clock=self.clock)
+        else:
+            raise ValueError("a ControlPlane needs a store or a client")
         if self.interpreter is None:
             self.interpreter = Interpreter(clock=self.clock)
         self.context = Context(client=self.client, clock=self.clock, options=self.options,
