@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fleetkeeper import errors
 from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.admission import admit
 from fleetkeeper.api.cluster import Cluster
@@ -24,24 +23,11 @@ from fleetkeeper.api.meta import Condition
 from fleetkeeper.client.local import LocalClient
 from fleetkeeper.clock import VirtualClock
 from fleetkeeper.cmd.app import ControlPlane, Setup
-from fleetkeeper.members.interface import Member
 from fleetkeeper.members.simulated import SimulatedCluster, SimulatedFleet
 from fleetkeeper.options import Options
 from fleetkeeper.runtime.context import Scope
 from fleetkeeper.store import open_store
 from fleetkeeper.store.interface import StoreProtocol
-
-
-class FleetPool:
-    """The MemberPool of a simulated fleet: clusters by name."""
-
-    def __init__(self, fleet: SimulatedFleet) -> None:
-        self.fleet = fleet
-
-    def member(self, cluster_name: str, api_endpoint: str | None = None) -> Member:
-        if cluster_name not in self.fleet:
-            raise errors.MemberUnreachable(f"no member cluster named {cluster_name!r}")
-        return self.fleet[cluster_name]
 
 
 def cluster_body(
@@ -77,7 +63,7 @@ class World:
         plane = ControlPlane(
             store=self.store,
             clock=self.clock,
-            members=FleetPool(self.fleet),
+            members=self.fleet,
             options=self.options,
             setups=list(setups),
             scope=scope or Scope(),

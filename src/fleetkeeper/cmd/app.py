@@ -36,6 +36,7 @@ Setup = Callable[[Manager, Context], None]
 #: Modules of the control plane, in start order (each has ``setup(mgr, ctx)``).
 CONTROLLERS: tuple[str, ...] = (
     "fleetkeeper.controllers.customizations",
+    "fleetkeeper.controllers.policy_ids",
     "fleetkeeper.controllers.detector",
     "fleetkeeper.controllers.dependencies",
     "fleetkeeper.controllers.binding",

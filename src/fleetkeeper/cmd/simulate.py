@@ -16,10 +16,11 @@ from fleetkeeper.clock import VirtualClock
 from fleetkeeper.cmd import logs
 from fleetkeeper.cmd.app import ControlPlane
 from fleetkeeper.errors import ScenarioError
+from fleetkeeper.members.interface import MemberPool
 from fleetkeeper.options import Options
 from fleetkeeper.runtime.context import Scope
 from fleetkeeper.simulation import report, scenario
-from fleetkeeper.simulation.driver import FleetPool, Outcome, Plane, run_scenario
+from fleetkeeper.simulation.driver import Outcome, Plane, run_scenario
 from fleetkeeper.store import open_store
 from fleetkeeper.store.interface import StoreProtocol
 
@@ -31,7 +32,7 @@ class PlaneFactory:
         self.store_url = store_url
         self.store: StoreProtocol | None = None
 
-    def __call__(self, *, clock: VirtualClock, options: Options, members: FleetPool, scope: Scope,
+    def __call__(self, *, clock: VirtualClock, options: Options, members: MemberPool, scope: Scope,
                  uid_factory: Callable[[], str]) -> Plane:
         if self.store is None:
             self.store = open_store(self.store_url, clock=clock, uid_factory=uid_factory)

@@ -30,7 +30,7 @@ from fleetkeeper.api.meta import Resource
 from fleetkeeper.api.scheme import SCHEME
 from fleetkeeper.client.interface import Client
 from fleetkeeper.clock import VirtualClock
-from fleetkeeper.members.interface import Member, ObjectRef
+from fleetkeeper.members.interface import MemberPool, ObjectRef
 from fleetkeeper.members.simulated import SimulatedCluster, SimulatedFleet
 from fleetkeeper.options import Options
 from fleetkeeper.runtime.context import Scope
@@ -55,7 +55,7 @@ class PlaneFactory(Protocol):
         *,
         clock: VirtualClock,
         options: Options,
-        members: FleetPool,
+        members: MemberPool,
         scope: Scope,
         uid_factory: Callable[[], str],
     ) -> Plane: ...
@@ -63,18 +63,6 @@ class PlaneFactory(Protocol):
 
 #: Called after each step's expectations (the demo prints distributions with it).
 Observer = Callable[["Driver", Step], Awaitable[None]]
-
-
-class FleetPool:
-    """A :class:`~fleetkeeper.members.interface.MemberPool` over a simulated fleet."""
-
-    def __init__(self, fleet: SimulatedFleet) -> None:
-        self.fleet = fleet
-
-    def member(self, cluster_name: str, api_endpoint: str | None = None) -> Member:
-        if cluster_name not in self.fleet:
-            raise errors.MemberUnreachable(f"no simulated cluster named {cluster_name!r}")
-        return self.fleet[cluster_name]
 
 
 @dataclass(frozen=True)
@@ -158,7 +146,7 @@ class Driver:
         self.clock = clock
         self.factory = factory
         self.fleet = SimulatedFleet(clock)
-        self.pool = FleetPool(self.fleet)
+        self.pool: MemberPool = self.fleet
         self.uids = seeded_uids(scenario.seed)
         self.plane: Plane | None = None
         self.agents: dict[str, asyncio.Task[None]] = {}
@@ -346,7 +334,6 @@ def run_scenario(
 __all__ = [
     "Driver",
     "Failure",
-    "FleetPool",
     "Observer",
     "Outcome",
     "Plane",

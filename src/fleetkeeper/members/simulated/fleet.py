@@ -16,6 +16,7 @@ import weakref
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
+from fleetkeeper import errors
 from fleetkeeper.clock import Clock
 from fleetkeeper.members.simulated.cluster import SimulatedCluster
 
@@ -52,6 +53,13 @@ class SimulatedFleet:
     def remove(self, name: str) -> SimulatedCluster:
         """Forget a cluster (``KeyError`` if unknown)."""
         return self._clusters.pop(name)
+
+    def member(self, cluster_name: str, api_endpoint: str | None = None) -> SimulatedCluster:
+        """The fleet as a :class:`~fleetkeeper.members.interface.MemberPool`: a cluster it
+        does not hold is unreachable (no client can be built for it)."""
+        if cluster_name not in self._clusters:
+            raise errors.MemberUnreachable(f"no simulated cluster named {cluster_name!r}")
+        return self._clusters[cluster_name]
 
     def __getitem__(self, name: str) -> SimulatedCluster:
         try:
