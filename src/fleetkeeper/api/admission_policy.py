@@ -8,10 +8,14 @@ Propagation policies (Karmada's policy webhooks, spec §2.4):
   without ``gracePeriodSeconds`` gets 600;
 * validation — ``propagateDeps`` must be true with application failover;
   ``tolerationSeconds >= 0``; ``gracePeriodSeconds`` only with ``Gracefully`` and > 0;
-  state-preservation rules name a label and a JSONPath; ``dispatching`` and
-  ``dispatchingOnClusters`` are exclusive; ``preemption: Always`` needs named selectors;
-  ``schedulerName`` is immutable. fleetkeeper's additive ``preConditions.delaySeconds``
-  and ``blockPredecessorSeconds`` must not be negative.
+  state-preservation rules (at least one) name distinct labels and JSONPaths that parse;
+  ``dispatching`` and ``dispatchingOnClusters`` are exclusive; ``preemption: Always``
+  needs named selectors; ``schedulerName`` is immutable. fleetkeeper's additive
+  ``preConditions.delaySeconds`` and ``blockPredecessorSeconds`` must not be negative.
+
+  Application failover for a kind without a health rule can never fire, but whether a
+  kind has one is the interpreter's knowledge (customizations included), which this
+  layer cannot see: the application-failover controller warns about such bindings.
 
 Override policies: rules and the deprecated top-level fields are exclusive, field
 overriders use exactly one of JSON/YAML patches with JSON-pointer paths. Cluster taint
@@ -24,7 +28,7 @@ own them add them.
 
 from __future__ import annotations
 
-from fleetkeeper.api import validation
+from fleetkeeper.api import jsonpath, validation
 from fleetkeeper.api.admission_placement import (
     default_placement,
     validate_cluster_affinity,
@@ -73,15 +77,34 @@ def default_propagation(spec: PropagationSpec, *, namespace: str | None) -> None
 
 def _validate_state_preservation(preservation: StatePreservation | None, path: str,
                                  errs: FieldErrors) -> None:
-    for i, rule in enumerate(preservation.rules if preservation else ()):
+    """Rules present, label names valid and distinct, JSONPaths that parse.
+
+    Karmada checks the JSONPath only when it evaluates it — at eviction, when a typo
+    blocks the failover. fleetkeeper parses it here (with the same grammar), so the
+    mistake is reported to whoever wrote it, naming the rule."""
+    if preservation is None:
+        return
+    if not preservation.rules:
+        errs.required(f"{path}.rules", "statePreservation needs at least one rule")
+    seen: set[str] = set()
+    for i, rule in enumerate(preservation.rules):
         item = f"{path}.rules[{i}]"
         if not rule.alias_label_name:
             errs.required(f"{item}.aliasLabelName")
         else:
             errs.invalid_all(f"{item}.aliasLabelName", rule.alias_label_name,
                              validation.qualified_name(rule.alias_label_name))
+            if rule.alias_label_name in seen:
+                errs.duplicate(f"{item}.aliasLabelName",
+                               f"aliasLabelName {rule.alias_label_name} is used by an earlier rule")
+            seen.add(rule.alias_label_name)
         if not rule.json_path.strip():
             errs.required(f"{item}.jsonPath")
+            continue
+        try:
+            jsonpath.parse(rule.json_path)
+        except jsonpath.JSONPathError as exc:
+            errs.invalid(f"{item}.jsonPath", rule.json_path, f"not a valid JSONPath template: {exc}")
 
 
 def _validate_application(app: ApplicationFailoverBehavior, path: str, errs: FieldErrors) -> None:

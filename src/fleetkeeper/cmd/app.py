@@ -49,6 +49,7 @@ CONTROLLERS: tuple[str, ...] = (
     "fleetkeeper.controllers.taint_policy",
     "fleetkeeper.controllers.taint_manager",
     "fleetkeeper.controllers.graceful_eviction",
+    "fleetkeeper.controllers.application_failover",
 )
 #: Modules a Pull agent runs for its own cluster (Karmada's agent: status, lease, Works).
 AGENT_CONTROLLERS: tuple[str, ...] = (

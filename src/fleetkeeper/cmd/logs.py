@@ -20,6 +20,16 @@ from fleetkeeper.clock import Clock
 LEVELS = ("debug", "info", "warning", "error")
 
 
+class _Stderr:
+    """Whatever ``sys.stderr`` is at write time (a test runner may swap and close it)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
 def configure(*, level: str = "warning", clock: Clock | None = None) -> None:
     """Route fleetkeeper's logs to stderr at ``level``, timestamps from ``clock``."""
     if level not in LEVELS:
@@ -39,6 +49,6 @@ def configure(*, level: str = "warning", clock: Clock | None = None) -> None:
             structlog.dev.ConsoleRenderer(colors=False),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(_Stderr()),  # type: ignore[arg-type]
         cache_logger_on_first_use=False,
     )

@@ -1,0 +1,232 @@
+"""The application-failover controller: a workload Unhealthy in a cluster past its toleration leaves it.
+
+One reconciler for ResourceBindings and ClusterResourceBindings (the key's namespace
+tells them apart; only the task's producer differs). Decisions are in
+:mod:`~fleetkeeper.controllers.application_failover_rules`; this module reads, writes
+and records.
+
+**What wakes a binding.** Any change of a binding that has (or had) application
+failover configured — status changes included, since that is where health arrives —
+and the requeue at the next toleration deadline, so an eviction happens at the instant
+the toleration runs out, not at the next unrelated event.
+
+**Reconcile.** Read the binding; if application failover cannot apply to it, forget its
+clocks (see below for the configuration that can never fire). Otherwise advance every
+target cluster's unhealthy clock to now and, in one write with optimistic concurrency
+(recomputed from the fresh object on a conflict): keep the clocks in fleetkeeper's
+annotation on the binding, and for each cluster whose toleration ran out remove it from
+``spec.clusters``, append its graceful-eviction task (reason ``ApplicationFailure``)
+and its ``spec.evictionHistory`` record. The graceful-eviction controller then ends
+the task (when the replacement is Healthy, at the grace period, or — ``Never`` — when a
+person sets ``suppressDeletion: false``), exactly as for cluster failover; the
+scheduler keeps the cluster out while the task exists and, through the history, for
+``blockPredecessorSeconds``.
+
+**Timeline.** Each step is an entry on the binding: Unhealthy in a cluster (with when
+failover will happen), the clock paused by an Unknown health, reset by Healthy, held by
+``preConditions``, the eviction, and until when the cluster is blocked. A failed write
+is an ``EvictWorkloadFromClusterFailed`` Warning on the binding and its template, and a
+retry; so is state that cannot be extracted for preservation.
+
+**A configuration that can never fire.** Application failover acts on the health the
+interpreter reports; for a kind without a health rule (``batch/v1`` Job without a
+customization, most custom kinds) every copy counts as Healthy, so nothing would ever
+move. Admission cannot see the interpreter (``api`` is below it), and the detector
+copying the policy faithfully keeps the binding an exact image of the policy, so the
+warning is given here, where the interpreter is at hand and the binding is known: a
+Warning Event ``ApplicationFailoverIneffective`` on the binding, its template and its
+policy, and a timeline entry — once per binding and process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import datetime
+
+import structlog
+
+from fleetkeeper import errors
+from fleetkeeper.api import constants
+from fleetkeeper.api import timeline as tl
+from fleetkeeper.api.meta import ObjectMeta, Resource, Unstructured
+from fleetkeeper.api.policy import ClusterPropagationPolicy, PropagationPolicy
+from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding
+from fleetkeeper.controllers import application_failover_rules as rules
+from fleetkeeper.controllers import bindings as b
+from fleetkeeper.controllers.writes import write
+from fleetkeeper.runtime.context import Context
+from fleetkeeper.runtime.informer import Informer
+from fleetkeeper.runtime.manager import Manager
+from fleetkeeper.runtime.reconcile import Request, Result
+
+NAME = "application-failover-controller"
+EVENT_INEFFECTIVE = "ApplicationFailoverIneffective"
+
+_log = structlog.get_logger("fleetkeeper.application_failover")
+
+
+class StatePreservationFailed(errors.FleetkeeperError):
+    """State to preserve could not be extracted from the failed copy; the eviction is retried."""
+
+
+def producer_of(binding: b.Binding) -> str:
+    """The task producer Karmada names after the controller instance of the binding kind."""
+    if b.is_cluster_scoped(binding):
+        return constants.PRODUCER_CRB_APPLICATION_FAILOVER
+    return constants.PRODUCER_RB_APPLICATION_FAILOVER
+
+
+def has_application_failover(old: b.Binding | None, new: b.Binding | None) -> bool:
+    """Watch predicate: the binding has, or had, ``failover.application``."""
+    return any(x is not None and x.spec.failover is not None and x.spec.failover.application is not None
+               for x in (old, new))
+
+
+def _stub(api_version: str, kind: str, name: str, namespace: str | None, uid: str | None = None) -> Resource:
+    meta = ObjectMeta(name=name, namespace=namespace, uid=uid)
+    return Unstructured.for_kind(api_version, kind)(metadata=meta)
+
+
+def _template(binding: b.Binding) -> Resource:
+    r = binding.spec.resource
+    return _stub(r.api_version, r.kind, r.name, r.namespace, r.uid)
+
+
+def _policy(binding: b.Binding) -> Resource | None:
+    annotations = binding.annotations()
+    name = annotations.get(constants.PP_NAME_ANNOTATION)
+    if name:
+        namespace = annotations.get(constants.PP_NAMESPACE_ANNOTATION)
+        return _stub(PropagationPolicy.API_VERSION, PropagationPolicy.KIND, name, namespace)
+    if annotations.get(constants.CPP_NAME_ANNOTATION):
+        return _stub(ClusterPropagationPolicy.API_VERSION, ClusterPropagationPolicy.KIND,
+                     annotations[constants.CPP_NAME_ANNOTATION], None)
+    return None
+
+
+class ApplicationFailover:
+    """Reconciles the application failover of one binding of either kind."""
+
+    def __init__(self, ctx: Context, rbs: Informer[ResourceBinding],
+                 crbs: Informer[ClusterResourceBinding]) -> None:
+        self._ctx = ctx
+        self._rbs = rbs
+        self._crbs = crbs
+        self._recorder = ctx.recorder(NAME)
+        #: bindings already warned about a configuration that can never fire: (uid, apiVersion, kind)
+        self._warned: set[tuple[str, str, str]] = set()
+
+    def _cached(self, request: Request) -> b.Binding | None:
+        return self._rbs.get(str(request)) if request.namespace else self._crbs.get(request.name)
+
+    async def reconcile(self, request: Request) -> Result:
+        binding = self._cached(request)
+        if binding is None or binding.metadata.deletion_timestamp is not None:
+            return Result()
+        resource = binding.spec.resource
+        healthy_rule = self._ctx.interpreter.has_health_rule(resource.api_version, resource.kind)
+        why = rules.ineligible(binding.spec, has_health_rule=healthy_rule,
+                               namespaced=not b.is_cluster_scoped(binding))
+        if why is not None:
+            if not healthy_rule and binding.spec.failover is not None \
+                    and binding.spec.failover.application is not None:
+                await self._warn_ineffective(binding, why)
+            await self._forget(binding)
+            return Result()
+        now = self._ctx.clock.now()
+        plans: list[rules.Plan] = []
+        producer = producer_of(binding)
+
+        def change(current: b.Binding) -> b.Binding | None:
+            plan = rules.decide(current.spec, current.status, current.annotations(), now)
+            plans.append(plan)
+            spec = rules.apply_plan(current.spec, plan, producer=producer, now=now)
+            annotations = rules.annotations_with(current.annotations(), plan.observations)
+            if spec == current.spec and annotations == current.annotations():
+                return None
+            meta = current.metadata.model_copy(update={"annotations": annotations or None})
+            return current.model_copy(update={"metadata": meta, "spec": spec})
+
+        try:
+            written = await write(self._ctx.client, binding, change)
+        except errors.NotFound:
+            return Result()
+        except errors.ApiError:
+            for cluster in plans[-1].evict if plans else ():
+                await self._failed(binding, f"Evict from cluster {cluster} failed.")
+            raise
+        plan = plans[-1]
+        await self._record(written or binding, plan, now)
+        if plan.failed:
+            for cluster, reason in plan.failed.items():
+                await self._failed(binding, f"Evict from cluster {cluster} failed: {reason}")
+            raise StatePreservationFailed(f"binding {request}: state preservation failed for "
+                                          f"{', '.join(sorted(plan.failed))}; retrying")
+        return Result(requeue_after=plan.requeue_after)
+
+    # ---------------------------------------------------------------- writes
+    async def _forget(self, binding: b.Binding) -> None:
+        """Drop the clocks of a binding application failover no longer watches."""
+        if rules.OBSERVATIONS_ANNOTATION not in binding.annotations():
+            return
+
+        def change(current: b.Binding) -> b.Binding | None:
+            annotations = rules.annotations_with(current.annotations(), {})
+            if annotations == current.annotations():
+                return None
+            meta = current.metadata.model_copy(update={"annotations": annotations or None})
+            return current.model_copy(update={"metadata": meta})
+
+        with contextlib.suppress(errors.NotFound):
+            await write(self._ctx.client, binding, change)
+
+    # ---------------------------------------------------------------- recording
+    async def _record(self, binding: b.Binding, plan: rules.Plan, now: datetime) -> None:
+        for note in plan.notes:
+            await self._recorder.timeline(binding, tl.WORKLOAD_HEALTH, note.message,
+                                          reason=note.kind.capitalize())
+        app = binding.spec.failover.application if binding.spec.failover is not None else None
+        if app is None:
+            return
+        reason = constants.EVICTION_REASON_APPLICATION_FAILURE
+        for cluster in plan.evict:
+            text = rules.eviction_message(cluster, app.purge_mode, plan.unhealthy.get(cluster, 0.0))
+            _log.info("evicting workload from cluster", binding=binding.key, cluster=cluster, reason=reason)
+            await self._recorder.timeline(binding, tl.EVICTION_STARTED, text, reason=reason)
+            await self._recorder.timeline(binding, tl.EVICTION_STARTED,
+                                          rules.blocked_message(cluster, now, app.block_predecessor_seconds),
+                                          reason="BlockPredecessor")
+
+    async def _failed(self, binding: b.Binding, message: str) -> None:
+        for obj in (binding, _template(binding)):
+            await self._recorder.event(obj, "Warning", constants.EVENT_EVICT_WORKLOAD_FAILED, message)
+
+    async def _warn_ineffective(self, binding: b.Binding, why: str) -> None:
+        resource = binding.spec.resource
+        key = (binding.metadata.uid or binding.key, resource.api_version, resource.kind)
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        _log.warning("application failover can never fire", binding=binding.key, kind=resource.kind)
+        policy = _policy(binding)
+        for obj in (binding, _template(binding), *([policy] if policy is not None else [])):
+            await self._recorder.event(obj, "Warning", EVENT_INEFFECTIVE, why)
+        await self._recorder.timeline(binding, tl.EVICTION_BLOCKED, why, reason=EVENT_INEFFECTIVE)
+
+
+def setup(mgr: Manager, ctx: Context) -> None:
+    """Application failover (control plane only)."""
+    if ctx.scope.is_agent:
+        return
+    rbs = mgr.informers.informer_for(ResourceBinding)
+    crbs = mgr.informers.informer_for(ClusterResourceBinding)
+    reconciler = ApplicationFailover(ctx, rbs, crbs)
+    controller = mgr.controller(NAME, reconciler, workers=ctx.options.concurrent_syncs)
+    controller.watch(rbs, predicate=has_application_failover)
+    controller.watch(crbs, predicate=has_application_failover)
+
+
+__all__ = [
+    "EVENT_INEFFECTIVE", "NAME", "ApplicationFailover", "StatePreservationFailed", "has_application_failover",
+    "producer_of", "setup",
+]
