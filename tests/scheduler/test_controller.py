@@ -334,3 +334,27 @@ def test_binding_events(old_generation: int | None, new_generation: int, labels:
         old = new.deep_copy()
         old.metadata.generation = old_generation
     assert reconciler().binding_changed(old, new) is woken
+
+
+def test_a_blocked_predecessor_becomes_a_candidate_exactly_when_its_block_ends() -> None:
+    async def main(clock: VirtualClock) -> None:
+        async with running(clock, cluster("member1")) as world:
+            policy = {"clusterAffinity": {"clusterNames": ["member1"]}, "replicaScheduling": DUPLICATED}
+            evicted_at = clock.now()
+            await world.client.create(rb_body(
+                policy, replicas=1,
+                failover={"application": {"decisionConditions": {"tolerationSeconds": 300},
+                                           "blockPredecessorSeconds": 900}},
+                evictionHistory=[{"clusterName": "member1", "evictedAt": evicted_at.isoformat(),
+                                  "reason": "ApplicationFailure", "producer": "test"}],
+            ))
+            await world.settle()
+            assert placement_of(await world.rb()) == {}
+            await clock.sleep(899)
+            await world.settle()
+            assert placement_of(await world.rb()) == {}, "still blocked"
+            await clock.sleep(1)
+            await world.settle()
+            assert placement_of(await world.rb()) == {"member1": 1}, "the block ended: a candidate again"
+
+    run(main)

@@ -62,7 +62,7 @@ from fleetkeeper.runtime.reconcile import Request, Result
 from fleetkeeper.runtime.recorder import EventType, Recorder
 from fleetkeeper.scheduler.core import Scheduler
 from fleetkeeper.scheduler.errors import ScheduleError, UnschedulableError
-from fleetkeeper.scheduler.framework import FitError
+from fleetkeeper.scheduler.framework import FitError, next_block_expiry
 from fleetkeeper.scheduler.placement import placement_info
 from fleetkeeper.scheduler.snapshot import Snapshot, SnapshotBuilder
 from fleetkeeper.scheduler.triggers import affinity_index, schedule_trigger, verdict
@@ -183,9 +183,11 @@ class SchedulingReconciler:
             self.parked.discard(request)
             raise error
         self.parked.add(request)
+        expiry = next_block_expiry(binding.spec, now)
         if isinstance(error, FitError):
             self._log.info("no cluster fits", binding=str(request), reasons=error.cluster_reasons())
-            return Result()
+            # cluster changes wake it; so does the end of an eviction-history block
+            return Result(requeue_after=(expiry - now).total_seconds() if expiry else None)
         self._log.info("unschedulable", binding=str(request), error=str(error))
         if isinstance(error, UnschedulableError):
             return Result(requeue_after=UNSCHEDULABLE_RETRY_SECONDS)

@@ -154,6 +154,21 @@ def blocked_clusters(spec: ResourceBindingSpec, now: datetime) -> frozenset[str]
     return frozenset(r.cluster_name for r in history if now < r.evicted_at + span)
 
 
+def next_block_expiry(spec: ResourceBindingSpec, now: datetime) -> datetime | None:
+    """When the earliest still-running ``evictionHistory`` block ends (None: none will),
+    so a binding that fits nowhere meanwhile is tried again exactly then."""
+    history = spec.eviction_history
+    if not history:
+        return None
+    app = spec.failover.application if spec.failover is not None else None
+    seconds = app.block_predecessor_seconds if app is not None else DEFAULT_BLOCK_PREDECESSOR_SECONDS
+    if seconds == 0:
+        return None
+    span = timedelta(seconds=seconds)
+    ends = [r.evicted_at + span for r in history if now < r.evicted_at + span]
+    return min(ends) if ends else None
+
+
 # --------------------------------------------------------------------------- extension points
 
 
@@ -325,6 +340,7 @@ __all__ = [
     "error",
     "fit_error_message",
     "merge",
+    "next_block_expiry",
     "unschedulable",
     "view_of",
 ]
