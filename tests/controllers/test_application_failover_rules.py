@@ -40,38 +40,107 @@ def walk(steps: Sequence[tuple[float, str | None]], settings: Settings) -> Obser
 T300 = Settings(toleration=300)
 
 
-@pytest.mark.parametrize(("steps", "settings", "deadline"), [
-    pytest.param([(0, "Unhealthy")], T300, 300, id="a first Unhealthy observation starts the clock"),
-    pytest.param([(0, "Unhealthy"), (200, "Unknown"), (250, "Unhealthy")], T300, 350,
-                 id="an Unknown gap pauses the clock without resetting it (the flapping guard)"),
-    pytest.param([(0, "Unhealthy"), (200, None), (250, "Unhealthy")], T300, 350,
-                 id="a missing status item counts as Unknown"),
-    pytest.param([(0, "Unhealthy"), (100, "Healthy"), (150, "Unhealthy")], T300, 450,
-                 id="only Healthy resets the clock"),
-    pytest.param([(0, "Unhealthy"), (100, "Unhealthy"), (200, "Unhealthy")], T300, 300,
-                 id="repeated Unhealthy observations keep the first start"),
-    pytest.param([(0, "Unhealthy"), (100, "Unknown"), (150, "Unknown"), (160, "Unhealthy"),
-                  (200, "Unknown"), (260, "Unhealthy")], T300, 420,
-                 id="several gaps add up: 100 + 40 counted, 160 to go from 260"),
-    pytest.param([(0, "Unhealthy")], Settings(toleration=0), 0, id="toleration 0 is due at once"),
-    pytest.param([(0, "Unhealthy")], Settings(toleration=300, delay=600), 900,
-                 id="delaySeconds holds the clock until the delay since the first collection"),
-    pytest.param([(0, "Healthy"), (700, "Unhealthy")], Settings(toleration=300, delay=600), 1000,
-                 id="after the delay the clock counts from the Unhealthy observation"),
-    pytest.param([(0, "Unhealthy"), (500, "Unknown"), (800, "Unhealthy")],
-                 Settings(toleration=300, delay=600), 1100,
-                 id="time Unhealthy before the delay ran out is not counted"),
-    pytest.param([(0, "Healthy"), (10, "Unhealthy")], Settings(toleration=300, require_healthy=True), 310,
-                 id="healthyState Healthy: a workload that was Healthy is failed over"),
-    pytest.param([(0, "Unhealthy")], Settings(toleration=300, require_healthy=True), None,
-                 id="healthyState Healthy: a workload never Healthy there is not"),
-    pytest.param([(0, "Unknown")], T300, None, id="nothing collected yet: no observation"),
-    pytest.param([(0, "Healthy")], T300, None, id="a Healthy workload has no deadline"),
-])
+@pytest.mark.parametrize(
+    ("steps", "settings", "deadline"),
+    [
+        pytest.param([(0, "Unhealthy")], T300, 300, id="a first Unhealthy observation starts the clock"),
+        pytest.param(
+            [(0, "Unhealthy"), (200, "Unknown"), (250, "Unhealthy")],
+            T300,
+            350,
+            id="an Unknown gap pauses the clock without resetting it (the flapping guard)",
+        ),
+        pytest.param(
+            [(0, "Unhealthy"), (200, None), (250, "Unhealthy")],
+            T300,
+            350,
+            id="a missing status item counts as Unknown",
+        ),
+        pytest.param(
+            [(0, "Unhealthy"), (100, "Healthy"), (150, "Unhealthy")],
+            T300,
+            450,
+            id="only Healthy resets the clock",
+        ),
+        pytest.param(
+            [(0, "Unhealthy"), (100, "Unhealthy"), (200, "Unhealthy")],
+            T300,
+            300,
+            id="repeated Unhealthy observations keep the first start",
+        ),
+        pytest.param(
+            [
+                (0, "Unhealthy"),
+                (100, "Unknown"),
+                (150, "Unknown"),
+                (160, "Unhealthy"),
+                (200, "Unknown"),
+                (260, "Unhealthy"),
+            ],
+            T300,
+            420,
+            id="several gaps add up: 100 + 40 counted, 160 to go from 260",
+        ),
+        pytest.param(
+            [(0, "Unhealthy"), (200, "Unknown"), (250, "Unhealthy")],
+            Settings(toleration=300, count_unknown=True),
+            300,
+            id="with healthyState [Unhealthy, Unknown] an Unknown gap counts too",
+        ),
+        pytest.param(
+            [(0, "Healthy"), (100, "Unknown")],
+            Settings(toleration=300, count_unknown=True),
+            400,
+            id="with Unknown counted, a workload gone silent starts the clock",
+        ),
+        pytest.param([(0, "Unhealthy")], Settings(toleration=0), 0, id="toleration 0 is due at once"),
+        pytest.param(
+            [(0, "Unhealthy")],
+            Settings(toleration=300, delay=600),
+            900,
+            id="delaySeconds holds the clock until the delay since the first collection",
+        ),
+        pytest.param(
+            [(0, "Healthy"), (700, "Unhealthy")],
+            Settings(toleration=300, delay=600),
+            1000,
+            id="after the delay the clock counts from the Unhealthy observation",
+        ),
+        pytest.param(
+            [(0, "Unhealthy"), (500, "Unknown"), (800, "Unhealthy")],
+            Settings(toleration=300, delay=600),
+            1100,
+            id="time Unhealthy before the delay ran out is not counted",
+        ),
+        pytest.param(
+            [(0, "Healthy"), (10, "Unhealthy")],
+            Settings(toleration=300, require_healthy=True),
+            310,
+            id="healthyState Healthy: a workload that was Healthy is failed over",
+        ),
+        pytest.param(
+            [(0, "Unhealthy")],
+            Settings(toleration=300, require_healthy=True),
+            None,
+            id="healthyState Healthy: a workload never Healthy there is not",
+        ),
+        pytest.param([(0, "Unknown")], T300, None, id="nothing collected yet: no observation"),
+        pytest.param([(0, "Healthy")], T300, None, id="a Healthy workload has no deadline"),
+    ],
+)
 def test_deadlines(steps: list[tuple[float, str | None]], settings: Settings, deadline: float | None) -> None:
     obs = walk(steps, settings)
     due = rules.deadline(obs, settings) if obs is not None else None
     assert due == (at(deadline) if deadline is not None else None)
+
+
+def test_decision_conditions_healthy_state_from_the_proposal_sets_what_counts() -> None:
+    app = ApplicationFailoverBehavior.from_dict(
+        {"decisionConditions": {"tolerationSeconds": 200, "healthyState": ["Unhealthy", "Unknown"]}}
+    )
+    assert Settings.of(app).count_unknown is True
+    plain = ApplicationFailoverBehavior.from_dict({"decisionConditions": {"healthyState": ["Unhealthy"]}})
+    assert Settings.of(plain).count_unknown is False
 
 
 def test_a_pause_keeps_exactly_what_was_counted() -> None:
@@ -89,19 +158,23 @@ def test_the_first_collection_time_is_kept_across_resets() -> None:
 
 
 def test_observations_round_trip_through_the_annotation() -> None:
-    observations = {"member1": Observation(first_seen=at(0), healthy_seen=True, unhealthy_since=at(12.25),
-                                           counted=37.5),
-                    "member2": Observation(first_seen=at(1))}
+    observations = {
+        "member1": Observation(first_seen=at(0), healthy_seen=True, unhealthy_since=at(12.25), counted=37.5),
+        "member2": Observation(first_seen=at(1)),
+    }
     text = rules.encode(observations)
     assert text is not None
     assert rules.decode({rules.OBSERVATIONS_ANNOTATION: text}) == observations
 
 
-@pytest.mark.parametrize("text", [
-    pytest.param("not json", id="text that is not JSON"),
-    pytest.param('{"clusters": {"member1": {}}}', id="an entry without firstSeen"),
-    pytest.param('["member1"]', id="JSON of another shape"),
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("not json", id="text that is not JSON"),
+        pytest.param('{"clusters": {"member1": {}}}', id="an entry without firstSeen"),
+        pytest.param('["member1"]', id="JSON of another shape"),
+    ],
+)
 def test_unreadable_bookkeeping_counts_as_none(text: str) -> None:
     assert rules.decode({rules.OBSERVATIONS_ANNOTATION: text}) == {}
 
@@ -114,20 +187,38 @@ def test_no_observations_drop_the_annotation() -> None:
 # --- decide --------------------------------------------------------------------------------------
 
 
-def binding(*, clusters: dict[str, int] | None = None, health: dict[str, str] | None = None,
-            tasks: list[str] | None = None, status: dict[str, dict[str, Any]] | None = None,
-            **app: Any) -> tuple[ResourceBindingSpec, ResourceBindingStatus]:
+def binding(
+    *,
+    clusters: dict[str, int] | None = None,
+    health: dict[str, str] | None = None,
+    tasks: list[str] | None = None,
+    status: dict[str, dict[str, Any]] | None = None,
+    **app: Any,
+) -> tuple[ResourceBindingSpec, ResourceBindingStatus]:
     clusters = clusters if clusters is not None else {"member1": 2, "member2": 2}
-    spec = ResourceBindingSpec.model_validate({
-        "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "default", "name": "web"},
-        "replicas": sum(clusters.values()), "propagateDeps": True,
-        "clusters": [{"name": n, "replicas": r} for n, r in clusters.items()],
-        "failover": {"application": {"decisionConditions": {}, **app}},
-        "gracefulEvictionTasks": [{"fromCluster": c, "reason": "TaintUntolerated", "producer": "TaintManager"}
-                                  for c in tasks or ()] or None,
-    })
-    items = [{"clusterName": n, "applied": True, "health": h, "status": (status or {}).get(n)}
-             for n, h in (health or {}).items()]
+    spec = ResourceBindingSpec.model_validate(
+        {
+            "resource": {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "namespace": "default",
+                "name": "web",
+            },
+            "replicas": sum(clusters.values()),
+            "propagateDeps": True,
+            "clusters": [{"name": n, "replicas": r} for n, r in clusters.items()],
+            "failover": {"application": {"decisionConditions": {}, **app}},
+            "gracefulEvictionTasks": [
+                {"fromCluster": c, "reason": "TaintUntolerated", "producer": "TaintManager"}
+                for c in tasks or ()
+            ]
+            or None,
+        }
+    )
+    items = [
+        {"clusterName": n, "applied": True, "health": h, "status": (status or {}).get(n)}
+        for n, h in (health or {}).items()
+    ]
     return spec, ResourceBindingStatus.model_validate({"aggregatedStatus": items})
 
 
@@ -144,7 +235,8 @@ def test_a_new_unhealthy_cluster_starts_its_clock_and_goes_on_the_timeline_after
     assert plan.requeue_after == rules.ANNOUNCE_AFTER
     later = rules.decide(spec, status, annotated(plan.observations), at(10))
     assert [n.message for n in later.notes] == [
-        "Unhealthy in member1 for 10s: failover in 290s unless it recovers (tolerationSeconds 300s)"]
+        "Unhealthy in member1 for 10s: failover in 290s unless it recovers (tolerationSeconds 300s)"
+    ]
     assert later.observations["member1"].announced and later.requeue_after == 290
 
 
@@ -164,8 +256,9 @@ def test_toleration_zero_evicts_at_the_first_unhealthy_observation() -> None:
 
 
 def test_clusters_being_evicted_are_not_counted_and_their_clocks_are_dropped() -> None:
-    spec, status = binding(clusters={"member2": 2}, health={"member1": "Unhealthy", "member2": "Healthy"},
-                           tasks=["member1"])
+    spec, status = binding(
+        clusters={"member2": 2}, health={"member1": "Unhealthy", "member2": "Healthy"}, tasks=["member1"]
+    )
     stored = annotated({"member1": Observation(first_seen=at(0), unhealthy_since=at(0))})
     plan = rules.decide(spec, status, stored, at(1000))
     assert plan.evict == [] and set(plan.observations) == {"member2"}
@@ -181,19 +274,33 @@ ANNOUNCED_RUN = Observation(first_seen=T0, unhealthy_since=T0, announced=True)
 ANNOUNCED_PAUSE = Observation(first_seen=T0, counted=20, announced=True)
 
 
-@pytest.mark.parametrize(("before", "health", "kind"), [
-    pytest.param(ANNOUNCED_RUN, "Unknown", "paused", id="Unknown pauses an announced episode"),
-    pytest.param(ANNOUNCED_RUN, "Healthy", "recovered", id="Healthy ends an announced episode"),
-    pytest.param(ANNOUNCED_PAUSE, "Healthy", "recovered", id="Healthy after a pause ends it too"),
-    pytest.param(ANNOUNCED_PAUSE, "Unhealthy", "unhealthy", id="Unhealthy after a pause resumes the clock"),
-    pytest.param(ANNOUNCED_RUN, "Unhealthy", None, id="staying Unhealthy says nothing new"),
-    pytest.param(Observation(first_seen=T0, unhealthy_since=at(55)), "Healthy", None,
-                 id="a blip shorter than ten seconds ends silently"),
-    pytest.param(Observation(first_seen=T0, unhealthy_since=at(55)), "Unknown", None,
-                 id="a blip shorter than ten seconds pauses silently"),
-    pytest.param(Observation(first_seen=T0, healthy_seen=True), "Healthy", None,
-                 id="staying Healthy says nothing"),
-])
+@pytest.mark.parametrize(
+    ("before", "health", "kind"),
+    [
+        pytest.param(ANNOUNCED_RUN, "Unknown", "paused", id="Unknown pauses an announced episode"),
+        pytest.param(ANNOUNCED_RUN, "Healthy", "recovered", id="Healthy ends an announced episode"),
+        pytest.param(ANNOUNCED_PAUSE, "Healthy", "recovered", id="Healthy after a pause ends it too"),
+        pytest.param(
+            ANNOUNCED_PAUSE, "Unhealthy", "unhealthy", id="Unhealthy after a pause resumes the clock"
+        ),
+        pytest.param(ANNOUNCED_RUN, "Unhealthy", None, id="staying Unhealthy says nothing new"),
+        pytest.param(
+            Observation(first_seen=T0, unhealthy_since=at(55)),
+            "Healthy",
+            None,
+            id="a blip shorter than ten seconds ends silently",
+        ),
+        pytest.param(
+            Observation(first_seen=T0, unhealthy_since=at(55)),
+            "Unknown",
+            None,
+            id="a blip shorter than ten seconds pauses silently",
+        ),
+        pytest.param(
+            Observation(first_seen=T0, healthy_seen=True), "Healthy", None, id="staying Healthy says nothing"
+        ),
+    ],
+)
 def test_transitions_are_noted_once(before: Observation, health: str, kind: str | None) -> None:
     spec, status = binding(health={"member1": health})
     plan = rules.decide(spec, status, annotated({"member1": before}), at(60))
@@ -211,38 +318,62 @@ def test_a_workload_never_healthy_is_held_with_a_reason() -> None:
 
 def test_the_requeue_is_the_earliest_deadline() -> None:
     spec, status = binding(health={"member1": "Unhealthy", "member2": "Unhealthy"})
-    stored = annotated({"member1": Observation(first_seen=at(0), unhealthy_since=at(0)),
-                        "member2": Observation(first_seen=at(0), unhealthy_since=at(100))})
+    stored = annotated(
+        {
+            "member1": Observation(first_seen=at(0), unhealthy_since=at(0)),
+            "member2": Observation(first_seen=at(0), unhealthy_since=at(100)),
+        }
+    )
     assert rules.decide(spec, status, stored, at(150)).requeue_after == 150
 
 
 # --- state preservation --------------------------------------------------------------------------
 
-PRESERVE: dict[str, Any] = {"purgeMode": "Directly", "statePreservation": {"rules": [
-    {"aliasLabelName": JOB, "jsonPath": "{ .jobId }"}]}}
+PRESERVE: dict[str, Any] = {
+    "purgeMode": "Directly",
+    "statePreservation": {"rules": [{"aliasLabelName": JOB, "jsonPath": "{ .jobId }"}]},
+}
 
 
 def test_the_state_is_extracted_from_the_failed_clusters_status() -> None:
-    spec, status = binding(clusters={"member1": 1}, health={"member1": "Unhealthy"},
-                           status={"member1": {"jobId": "job-member1"}},
-                           decisionConditions={"tolerationSeconds": 0}, **PRESERVE)
+    spec, status = binding(
+        clusters={"member1": 1},
+        health={"member1": "Unhealthy"},
+        status={"member1": {"jobId": "job-member1"}},
+        decisionConditions={"tolerationSeconds": 0},
+        **PRESERVE,
+    )
     assert rules.decide(spec, status, {}, at(0)).preserved == {"member1": {JOB: "job-member1"}}
 
 
 def test_a_failed_extraction_holds_the_eviction_and_keeps_the_clock() -> None:
-    spec, status = binding(clusters={"member1": 1}, health={"member1": "Unhealthy"}, status={"member1": {}},
-                           decisionConditions={"tolerationSeconds": 0}, **PRESERVE)
+    spec, status = binding(
+        clusters={"member1": 1},
+        health={"member1": "Unhealthy"},
+        status={"member1": {}},
+        decisionConditions={"tolerationSeconds": 0},
+        **PRESERVE,
+    )
     plan = rules.decide(spec, status, {}, at(0))
     assert plan.evict == [] and "member1" in plan.failed and "member1" in plan.observations
 
 
 def test_a_cluster_that_never_got_healthy_passes_on_the_state_it_was_started_with() -> None:
-    spec, status = binding(clusters={"member2": 1}, health={"member2": "Unhealthy"},
-                           status={"member2": {"jobId": "job-member2"}},
-                           decisionConditions={"tolerationSeconds": 0}, **PRESERVE)
-    first = GracefulEvictionTask(from_cluster="member1", purge_mode="Directly", reason="ApplicationFailure",
-                                 producer=PRODUCER, preserved_label_state={JOB: "job-member1"},
-                                 clusters_before_failover=["member1"])
+    spec, status = binding(
+        clusters={"member2": 1},
+        health={"member2": "Unhealthy"},
+        status={"member2": {"jobId": "job-member2"}},
+        decisionConditions={"tolerationSeconds": 0},
+        **PRESERVE,
+    )
+    first = GracefulEvictionTask(
+        from_cluster="member1",
+        purge_mode="Directly",
+        reason="ApplicationFailure",
+        producer=PRODUCER,
+        preserved_label_state={JOB: "job-member1"},
+        clusters_before_failover=["member1"],
+    )
     spec = spec.model_copy(update={"graceful_eviction_tasks": [first]})
     assert rules.decide(spec, status, {}, at(0)).preserved == {"member2": {JOB: "job-member1"}}
     healthy_once = annotated({"member2": Observation(first_seen=at(0), healthy_seen=True)})
@@ -256,15 +387,19 @@ def app(**fields: Any) -> ApplicationFailoverBehavior:
     return ApplicationFailoverBehavior.model_validate({"decisionConditions": {}, **fields})
 
 
-@pytest.mark.parametrize(("fields", "grace", "suppress"), [
-    pytest.param({}, 600, None, id="Gracefully gets the default grace period"),
-    pytest.param({"gracePeriodSeconds": 120}, 120, None, id="Gracefully keeps its own grace period"),
-    pytest.param({"purgeMode": "Never"}, None, True, id="Never suppresses deletion"),
-    pytest.param({"purgeMode": "Directly"}, None, None, id="Directly adds nothing"),
-    pytest.param({"purgeMode": "Graciously"}, 600, None, id="the legacy Graciously is Gracefully"),
-])
-def test_task_options_per_purge_mode(fields: dict[str, Any], grace: int | None,
-                                     suppress: bool | None) -> None:
+@pytest.mark.parametrize(
+    ("fields", "grace", "suppress"),
+    [
+        pytest.param({}, 600, None, id="Gracefully gets the default grace period"),
+        pytest.param({"gracePeriodSeconds": 120}, 120, None, id="Gracefully keeps its own grace period"),
+        pytest.param({"purgeMode": "Never"}, None, True, id="Never suppresses deletion"),
+        pytest.param({"purgeMode": "Directly"}, None, None, id="Directly adds nothing"),
+        pytest.param({"purgeMode": "Graciously"}, 600, None, id="the legacy Graciously is Gracefully"),
+    ],
+)
+def test_task_options_per_purge_mode(
+    fields: dict[str, Any], grace: int | None, suppress: bool | None
+) -> None:
     options = rules.task_options(app(**fields), producer=PRODUCER, now=T0)
     assert (options.grace_period_seconds, options.suppress_deletion) == (grace, suppress)
     assert (options.reason, options.producer) == ("ApplicationFailure", PRODUCER)
@@ -272,32 +407,49 @@ def test_task_options_per_purge_mode(fields: dict[str, Any], grace: int | None,
 
 
 def record(cluster: str, second: float) -> EvictionRecord:
-    return EvictionRecord(cluster_name=cluster, evicted_at=at(second), reason="ApplicationFailure",
-                          producer=PRODUCER)
+    return EvictionRecord(
+        cluster_name=cluster, evicted_at=at(second), reason="ApplicationFailure", producer=PRODUCER
+    )
 
 
-@pytest.mark.parametrize(("history", "block", "expected"), [
-    pytest.param([], 600, ["member1@1000"], id="the first record"),
-    pytest.param([record("member1", 0)], 600, ["member1@1000"],
-                 id="a newer record replaces the cluster's older"),
-    pytest.param([record("member2", 0)], 600, ["member1@1000"], id="expired records are dropped"),
-    pytest.param([record("member2", 500)], 600, ["member2@500", "member1@1000"], id="active records stay"),
-    pytest.param([record("member2", 0)], 0, ["member2@0", "member1@1000"], id="block 0 keeps every record"),
-])
+@pytest.mark.parametrize(
+    ("history", "block", "expected"),
+    [
+        pytest.param([], 600, ["member1@1000"], id="the first record"),
+        pytest.param(
+            [record("member1", 0)], 600, ["member1@1000"], id="a newer record replaces the cluster's older"
+        ),
+        pytest.param([record("member2", 0)], 600, ["member1@1000"], id="expired records are dropped"),
+        pytest.param(
+            [record("member2", 500)], 600, ["member2@500", "member1@1000"], id="active records stay"
+        ),
+        pytest.param(
+            [record("member2", 0)], 0, ["member2@0", "member1@1000"], id="block 0 keeps every record"
+        ),
+    ],
+)
 def test_eviction_history(history: list[EvictionRecord], block: int, expected: list[str]) -> None:
     out = rules.record_eviction(history, record("member1", 1000), block_seconds=block, now=at(1000))
     assert [f"{r.cluster_name}@{(r.evicted_at - T0).total_seconds():g}" for r in out] == expected
 
 
 def test_apply_plan_evicts_records_history_and_keeps_the_replicas() -> None:
-    spec, _ = binding(health={"member1": "Unhealthy"}, decisionConditions={"tolerationSeconds": 0},
-                      blockPredecessorSeconds=900, **PRESERVE)
+    spec, _ = binding(
+        health={"member1": "Unhealthy"},
+        decisionConditions={"tolerationSeconds": 0},
+        blockPredecessorSeconds=900,
+        **PRESERVE,
+    )
     plan = rules.Plan(observations={}, evict=["member1"], preserved={"member1": {JOB: "job-member1"}})
     out = rules.apply_plan(spec, plan, producer=PRODUCER, now=at(5))
     assert [t.name for t in out.clusters or ()] == ["member2"]
     (task,) = out.graceful_eviction_tasks or []
     assert (task.from_cluster, task.replicas, task.purge_mode, task.reason) == (
-        "member1", 2, "Directly", "ApplicationFailure")
+        "member1",
+        2,
+        "Directly",
+        "ApplicationFailure",
+    )
     assert task.preserved_label_state == {JOB: "job-member1"}
     assert task.clusters_before_failover == ["member1", "member2"]
     assert [(r.cluster_name, r.evicted_at) for r in out.eviction_history or ()] == [("member1", at(5))]
@@ -310,12 +462,15 @@ def test_without_state_preservation_no_clusters_before_failover_are_recorded() -
     assert task.clusters_before_failover is None and task.preserved_label_state is None
 
 
-@pytest.mark.parametrize(("health_rule", "namespaced", "deps", "reason"), [
-    pytest.param(False, True, True, "can never fire", id="a kind without a health rule can never fire"),
-    pytest.param(True, True, False, "propagateDeps", id="a ResourceBinding needs propagateDeps"),
-    pytest.param(True, False, False, None, id="a ClusterResourceBinding does not"),
-    pytest.param(True, True, True, None, id="otherwise it is watched"),
-])
+@pytest.mark.parametrize(
+    ("health_rule", "namespaced", "deps", "reason"),
+    [
+        pytest.param(False, True, True, "can never fire", id="a kind without a health rule can never fire"),
+        pytest.param(True, True, False, "propagateDeps", id="a ResourceBinding needs propagateDeps"),
+        pytest.param(True, False, False, None, id="a ClusterResourceBinding does not"),
+        pytest.param(True, True, True, None, id="otherwise it is watched"),
+    ],
+)
 def test_eligibility(health_rule: bool, namespaced: bool, deps: bool, reason: str | None) -> None:
     spec, _ = binding()
     spec = spec.model_copy(update={"propagate_deps": deps})
@@ -330,9 +485,12 @@ def test_a_status_gone_missing_pauses_the_clocks_instead_of_dropping_them() -> N
     assert plan.observations["member1"] == Observation(first_seen=at(0), counted=100.0)
 
 
-@pytest.mark.parametrize(("block", "text"), [
-    pytest.param(600, "until 2026-01-01T10:10:00Z (blockPredecessorSeconds 600)", id="a timed block"),
-    pytest.param(0, "for good", id="block 0 is for good"),
-])
+@pytest.mark.parametrize(
+    ("block", "text"),
+    [
+        pytest.param(600, "until 2026-01-01T10:10:00Z (blockPredecessorSeconds 600)", id="a timed block"),
+        pytest.param(0, "for good", id="block 0 is for good"),
+    ],
+)
 def test_blocked_message(block: int, text: str) -> None:
     assert text in rules.blocked_message("member1", T0, block)

@@ -70,9 +70,15 @@ class StatePreservation(Model):
 
 
 class DecisionConditions(Model):
-    """When an unhealthy application is failed over: after ``tolerationSeconds`` (CRD default 300)."""
+    """When an unhealthy application is failed over: after ``tolerationSeconds`` (CRD default 300).
+
+    ``healthyState`` is *additive* (the application-failover proposal's example shape): the
+    health states whose time counts toward the toleration — ``[Unhealthy]`` by default;
+    listing ``Unknown`` makes time with no health report count too (otherwise it pauses
+    the clock)."""
 
     toleration_seconds: int = constants.DEFAULT_TOLERATION_SECONDS
+    healthy_state: list[Literal["Unhealthy", "Unknown"]] | None = None
 
 
 class PreConditions(Model):

@@ -80,14 +80,18 @@ class Settings:
     delay: float = 0.0
     require_healthy: bool = False
     block_seconds: int = constants.DEFAULT_BLOCK_PREDECESSOR_SECONDS
+    #: ``decisionConditions.healthyState`` lists Unknown: unknown time counts, it does not pause
+    count_unknown: bool = False
 
     @classmethod
     def of(cls, app: ApplicationFailoverBehavior) -> Settings:
         pre = app.pre_conditions
+        states = app.decision_conditions.healthy_state or ()
         return cls(toleration=float(app.decision_conditions.toleration_seconds),
                    delay=float(pre.delay_seconds or 0) if pre is not None else 0.0,
                    require_healthy=pre is not None and pre.healthy_state == constants.HEALTHY,
-                   block_seconds=app.block_predecessor_seconds)
+                   block_seconds=app.block_predecessor_seconds,
+                   count_unknown="Unknown" in states)
 
 
 # --------------------------------------------------------------------------- bookkeeping
@@ -161,7 +165,7 @@ def observe(previous: Observation | None, health: str | None, settings: Settings
         previous = Observation(first_seen=now)
     if health == constants.HEALTHY:
         return replace(previous, healthy_seen=True, unhealthy_since=None, counted=0.0, announced=False)
-    if health == constants.UNHEALTHY:
+    if health == constants.UNHEALTHY or settings.count_unknown:
         return previous if previous.unhealthy_since is not None else replace(previous, unhealthy_since=now)
     if previous.unhealthy_since is None:  # Unknown: pause the clock, keep what was counted
         return previous
