@@ -63,3 +63,29 @@ def bench_scheduler_cmd(
     from fleetkeeper.scheduler.bench import bench_scheduler
 
     _emit(bench_scheduler(bindings=bindings, clusters=clusters, seed=seed))
+
+
+@app.command("apiserver")
+def bench_apiserver_cmd(
+    objects: Annotated[int, typer.Option(min=1, max=1_000_000, help="bindings stored first")] = 10_000,
+    requests: Annotated[int, typer.Option(min=10, max=5000, help="requests per phase")] = 500,
+) -> None:
+    """Latency and throughput of the API server over HTTPS (list, get, create, patch, watch)."""
+    from fleetkeeper.apiserver.bench import bench_apiserver
+
+    _emit(asyncio.run(bench_apiserver(objects=objects, clock=SystemClock(), requests=requests)))
+
+
+@app.command("propagation")
+def bench_propagation_cmd(
+    templates: Annotated[int, typer.Option(min=1, max=100_000, help="Deployments to propagate")] = 1000,
+    clusters: Annotated[int, typer.Option(min=1, max=1000, help="simulated member clusters")] = 10,
+    store: Annotated[str | None, typer.Option(help="store URL (default: a throwaway sqlite file)")] = None,
+) -> None:
+    """Templates until every Work is applied and Healthy: Works/s through the whole pipeline."""
+    from fleetkeeper.cmd.bench_propagation import bench_propagation
+
+    with tempfile.TemporaryDirectory(prefix="fleetkeeper-bench-") as tmp:
+        url = store or f"sqlite:///{Path(tmp) / 'bench.db'}"
+        _emit(asyncio.run(bench_propagation(templates=templates, clusters=clusters, store_url=url,
+                                            clock=SystemClock())))

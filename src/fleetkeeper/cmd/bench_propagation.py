@@ -29,6 +29,7 @@ from fleetkeeper.cmd.app import ControlPlane, load_setups
 from fleetkeeper.members.interface import Member
 from fleetkeeper.members.simulated import SimulatedFleet
 from fleetkeeper.options import Options
+from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.store import open_store
 
 #: the controllers of the propagation pipeline, in start order (the scheduler comes with the plane)
@@ -88,6 +89,24 @@ def _done(binding: ResourceBinding, clusters: int) -> bool:
     return len(items) == clusters and all(i.applied and i.health == "Healthy" for i in items)
 
 
+async def _wait_done(bindings: Informer[ResourceBinding], plane: asyncio.Task[None], *, templates: int,
+                     clusters: int, deadline: float) -> int:
+    """Poll the plane's binding cache until ``templates`` bindings are done; how many are."""
+    finished: set[str] = set()
+    seen: dict[str, str | None] = {}
+    while time.perf_counter() < deadline and len(finished) < templates:
+        await asyncio.sleep(POLL_SECONDS)
+        if plane.done():
+            plane.result()
+        for key in bindings.keys():  # noqa: SIM118 - an informer, not a dict
+            found = bindings.get(key) if key not in finished else None
+            if found is not None and seen.get(key) != found.metadata.resource_version:
+                seen[key] = found.metadata.resource_version
+                if _done(found, clusters):
+                    finished.add(key)
+    return len(finished)
+
+
 async def bench_propagation(*, templates: int = 1000, clusters: int = 10, store_url: str,
                             clock: Clock, limit: float = 600.0) -> dict[str, object]:
     """Propagate ``templates`` Deployments to ``clusters`` members; time until all are Healthy
@@ -111,19 +130,8 @@ async def bench_propagation(*, templates: int = 1000, clusters: int = 10, store_
     started, cpu_started = time.perf_counter(), time.process_time()
     task = asyncio.get_running_loop().create_task(plane.run())
     try:
-        finished: set[str] = set()
-        seen: dict[str, str | None] = {}
-        while time.perf_counter() - started < limit and len(finished) < templates:
-            await asyncio.sleep(POLL_SECONDS)
-            if task.done():
-                task.result()
-            for found in bindings.list():
-                key, version = found.key, found.metadata.resource_version
-                if key not in finished and seen.get(key) != version:
-                    seen[key] = version
-                    if _done(found, clusters):
-                        finished.add(key)
-        done = len(finished)
+        done = await _wait_done(bindings, task, templates=templates, clusters=clusters,
+                                deadline=started + limit)
         seconds = time.perf_counter() - started
         cpu_seconds = time.process_time() - cpu_started
     finally:

@@ -1,0 +1,311 @@
+"""The binding controller: a binding's schedule → one Work per target cluster (spec §4.7).
+
+One reconciler for ResourceBindings and ClusterResourceBindings (the key says which).
+
+**What wakes a binding.** Its spec, labels or deletion changing (not status-only
+writes); one of its Works deleted or edited (so a Work removed by hand comes back and
+a deleting binding learns that its last Work is gone); its template's spec, labels or
+annotations changing (read through a :class:`TemplateCache`, watched per kind from the
+first binding of that kind).
+
+**Reconcile** (decisions in :mod:`~fleetkeeper.controllers.binding_rules`):
+
+1. deleting → delete every Work of the binding (found by a live list, so a Work the
+   cache has not shown yet is not missed) and, once none is left, drop the binding
+   controller's finalizer; the execution controller removes the member objects first;
+2. make sure the binding carries the finalizer and a permanent id (the detector sets
+   both; a binding created by hand gets them here);
+3. delete orphaned Works (``CleanupWorkFailed`` on failure); while Works remain in the
+   cluster of a ``Directly`` eviction task, write nothing and look again in 5 s;
+4. render and write one Work per target cluster (replicas revised per cluster, a Divided
+   Job's completions split, the state a ``Directly`` failover preserved injected as labels
+   into the new cluster's copy — :mod:`~fleetkeeper.controllers.state_preservation` —,
+   suspension and preservation written explicitly) — only Works that differ are written.
+   ``SyncWorkSucceed`` when something was written, ``SyncWorkFailed`` on failure (both on
+   the binding and on the template); ``WorkCreated``/``WorkDeleted`` on the timeline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from fleetkeeper import errors
+from fleetkeeper.api import constants
+from fleetkeeper.api import timeline as tl
+from fleetkeeper.api.meta import ObjectMeta, Resource, Unstructured
+from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding, Work
+from fleetkeeper.controllers import binding_rules as rules
+from fleetkeeper.controllers import bindings as b
+from fleetkeeper.controllers import state_preservation
+from fleetkeeper.controllers.templates import Kind, NotSynced, TemplateCache, TemplateRef
+from fleetkeeper.controllers.writes import write
+from fleetkeeper.interpreter import Operation
+from fleetkeeper.runtime.context import Context
+from fleetkeeper.runtime.handler import EnqueueMapped
+from fleetkeeper.runtime.informer import Informer
+from fleetkeeper.runtime.manager import Manager
+from fleetkeeper.runtime.reconcile import Request, Result
+from fleetkeeper.runtime.recorder import EventType
+
+CONTROLLER_NAME = "binding-controller"
+NOT_SYNCED_RETRY = 1.0
+
+
+def binding_changed(old: b.Binding | None, new: b.Binding | None) -> bool:
+    if old is None or new is None:
+        return True
+    return (old.metadata.generation != new.metadata.generation or old.labels() != new.labels()
+            or old.metadata.deletion_timestamp != new.metadata.deletion_timestamp)
+
+
+def work_changed(old: Work | None, new: Work | None) -> bool:
+    """Work deletes, spec edits and deletion marks (not status writes, not our own creates)."""
+    if old is None or new is None:
+        return new is None
+    return (old.metadata.generation != new.metadata.generation
+            or old.metadata.deletion_timestamp != new.metadata.deletion_timestamp)
+
+
+def template_changed(old: Resource | None, new: Resource | None) -> bool:
+    if old is None or new is None:
+        return True
+    return (old.metadata.generation != new.metadata.generation or old.labels() != new.labels()
+            or old.annotations() != new.annotations())
+
+
+def binding_of_template(obj: Resource) -> list[Request]:
+    return [Request(obj.metadata.namespace or "", constants.binding_name(obj.kind, obj.name))]
+
+
+def _binding_of_work(work: Work) -> list[Request]:
+    request = b.binding_request_of_work(work)
+    return [request] if request is not None else []
+
+
+def template_stub(binding: b.Binding) -> Resource:
+    """An object standing for the binding's template (to record events about it)."""
+    resource = binding.spec.resource
+    return Unstructured.for_kind(resource.api_version, resource.kind)(
+        metadata=ObjectMeta(name=resource.name, namespace=resource.namespace, uid=resource.uid))
+
+
+class BindingController:
+    """Reconciles one binding of either kind (see the module notes)."""
+
+    def __init__(self, ctx: Context, mgr: Manager) -> None:
+        self._ctx = ctx
+        self._recorder = ctx.recorder(CONTROLLER_NAME)
+        informers = mgr.informers
+        self._rbs: Informer[ResourceBinding] = informers.informer_for(ResourceBinding)
+        self._crbs: Informer[ClusterResourceBinding] = informers.informer_for(ClusterResourceBinding)
+        self._works: Informer[Work] = informers.informer_for(Work)
+        b.ensure_work_index(self._works)
+        self._handler_target: Any = None
+        self.templates = TemplateCache(informers, self._template_handler)
+
+    def _template_handler(self, kind: Kind) -> EnqueueMapped[Resource]:
+        return EnqueueMapped(self._handler_target, binding_of_template, predicate=template_changed)
+
+    def bind(self, controller: Any) -> None:
+        self._handler_target = controller
+        controller.watch(self._rbs, predicate=binding_changed)
+        controller.watch(self._crbs, predicate=binding_changed)
+        controller.watch(self._works, _binding_of_work, predicate=work_changed)
+
+    # ---------------------------------------------------------------- reconcile
+    async def reconcile(self, request: Request) -> Result:
+        binding: b.Binding | None = (self._rbs.get(str(request)) if request.namespace
+                                     else self._crbs.get(request.name))
+        if binding is None:
+            return Result()
+        if binding.metadata.deletion_timestamp is not None:
+            await self._finalize(binding)
+            return Result()
+        binding = await self._ensure_metadata(binding)
+        works = b.works_of(self._works, binding)
+        spec = binding.spec
+        orphans = rules.orphan_works(works, rules.existing_clusters(spec))
+        if orphans:
+            await self._delete_works(binding, orphans, "orphaned: the cluster is no longer a target",
+                                     report=True)
+        if rules.works_in(works, rules.directly_clusters(spec)):
+            return Result(requeue_after=rules.DIRECTLY_REQUEUE_SECONDS)
+        resource = spec.resource
+        ref = TemplateRef(resource.api_version, resource.kind, resource.namespace or "", resource.name)
+        try:
+            template = self.templates.get(ref)
+        except NotSynced:
+            return Result(requeue_after=NOT_SYNCED_RETRY)
+        if template is None:
+            return Result()
+        try:
+            created, updated = await self._ensure_works(binding, template, works)
+        except Exception as exc:
+            await self._event(binding, "Warning", constants.EVENT_SYNC_WORK_FAILED,
+                              f"Failed to create or update works: {exc}")
+            raise
+        if created or updated:
+            await self._event(binding, "Normal", constants.EVENT_SYNC_WORK_SUCCEED,
+                              f"Sync work of {binding.kind}({binding.key}) successful.")
+        if created:
+            name = constants.work_name(resource.kind, resource.name, resource.namespace or "")
+            await self._recorder.timeline(binding, tl.WORK_CREATED, rules.created_message(created, name))
+        return Result()
+
+    async def _ensure_metadata(self, binding: b.Binding) -> b.Binding:
+        namespaced = not b.is_cluster_scoped(binding)
+
+        def change(current: b.Binding) -> b.Binding | None:
+            key, fin = b.id_label(namespaced), b.finalizer(namespaced)
+            finalizers = list(current.metadata.finalizers or ())
+            labels = current.labels()
+            if labels.get(key) and fin in finalizers:
+                return None
+            ident = labels.get(key) or b.derive_id(current.kind, current.metadata.uid or "")
+            meta = current.metadata.model_copy(update={
+                "labels": {**labels, key: ident},
+                "finalizers": [*finalizers, fin] if fin not in finalizers else finalizers})
+            return current.model_copy(update={"metadata": meta})
+
+        written = await write(self._ctx.client, binding, change)
+        return binding if written is None else written
+
+    async def _ensure_works(self, binding: b.Binding, template: Resource,
+                            works: list[Work]) -> tuple[list[str], list[str]]:
+        """Write the Work of every target cluster; the clusters whose Work was created / updated."""
+        by_key = {w.key: w for w in works}
+        created: list[str] = []
+        updated: list[str] = []
+        for options in self._desired_works(binding, template):
+            key = f"{constants.execution_namespace(options['cluster'])}/{options['name']}"
+            outcome = await self._write_work(by_key.get(key), options)
+            if outcome == "created":
+                created.append(options["cluster"])
+            elif outcome == "updated":
+                updated.append(options["cluster"])
+        return created, updated
+
+    def _manifests(self, binding: b.Binding, template: Resource) -> list[tuple[str, dict[str, Any]]]:
+        """(cluster, manifest before Karmada's metadata) for every target cluster."""
+        spec = binding.spec
+        interpreter = self._ctx.interpreter
+        pruned = interpreter.prune(template.to_dict())
+        revise = rules.is_workload(spec) and interpreter.hook_enabled(
+            template.api_version, template.kind, Operation.REVISE_REPLICA)
+        revised: dict[int, dict[str, Any]] = {}  # one ReviseReplica per distinct replica count
+        targets = rules.target_clusters(spec)
+        completions = rules.job_completions(pruned, spec, targets)
+        out = []
+        for target in targets:
+            # the manifests share the pruned template's nested values: nothing below mutates them
+            manifest = pruned
+            if revise:
+                if target.replicas not in revised:
+                    revised[target.replicas] = interpreter.revise_replica(pruned, target.replicas)
+                manifest = revised[target.replicas]
+            if target.name in completions:
+                manifest = rules.with_completions(manifest, completions[target.name])
+            # state preserved by a failover, as labels of the new cluster's copy (spec §4.12.4)
+            preserved = state_preservation.labels_to_inject(spec, target.name)
+            out.append((target.name, state_preservation.inject(manifest, preserved)))
+        return out
+
+    def _desired_works(self, binding: b.Binding, template: Resource) -> list[dict[str, Any]]:
+        """The arguments of :func:`binding_rules.desired_work` for every target cluster."""
+        spec, resource = binding.spec, binding.spec.resource
+        namespaced = not b.is_cluster_scoped(binding)
+        name = constants.work_name(resource.kind, resource.name, resource.namespace or "")
+        references = b.reference_annotations(binding)
+        conflict = rules.conflict_resolution(template.annotations(), spec.conflict_resolution)
+        ident, id_label = b.binding_id(binding), b.id_label(namespaced)
+        uid, generation = template.metadata.uid or "", template.metadata.generation or 0
+        out = []
+        for cluster, manifest in self._manifests(binding, template):
+            work_id = rules.work_permanent_id(ident, cluster)
+            rendered = rules.render_manifest(
+                manifest, id_label=id_label, binding_permanent_id=ident, work_id=work_id, work_name=name,
+                work_namespace=constants.execution_namespace(cluster), template_uid=uid,
+                template_generation=generation, references=references, conflict=conflict)
+            out.append({
+                "name": name, "cluster": cluster, "manifest": rendered, "id_label": id_label,
+                "binding_permanent_id": ident, "work_id": work_id, "references": references,
+                "conflict": conflict, "suspend": rules.dispatch_suspended(spec.suspension, cluster),
+                "preserve": bool(spec.preserve_resources_on_deletion)})
+        return out
+
+    async def _write_work(self, current: Work | None, options: dict[str, Any]) -> str:
+        client = self._ctx.client
+        if current is None:
+            try:
+                await client.create(rules.desired_work(current=None, **options))
+                return "created"
+            except errors.AlreadyExists:
+                namespace = constants.execution_namespace(options["cluster"])
+                current = await client.get(Work, options["name"], namespace)
+        if current.metadata.deletion_timestamp is not None:
+            raise errors.Conflict(f"Work {current.key} is being deleted; it is written again once it is gone")
+
+        def change(work: Work) -> Work | None:
+            desired = rules.desired_work(current=work, **options)
+            return desired if rules.work_differs(work, desired) else None
+
+        return "updated" if await write(client, current, change) is not None else "unchanged"
+
+    # ---------------------------------------------------------------- deletion
+    async def _delete_works(self, binding: b.Binding, works: list[Work], why: str, *, report: bool) -> None:
+        deleted: list[Work] = []
+        for work in works:
+            try:
+                await self._ctx.client.delete(Work, work.name, work.namespace)
+                deleted.append(work)
+            except errors.NotFound:
+                pass
+            except errors.FleetkeeperError as exc:
+                if report:
+                    await self._recorder.event(binding, "Warning", constants.EVENT_CLEANUP_WORK_FAILED,
+                                               f"Failed to clean up work {work.key}: {exc}")
+                raise
+        if deleted:
+            await self._recorder.timeline(binding, tl.WORK_DELETED, rules.deleted_message(deleted, why))
+
+    async def _finalize(self, binding: b.Binding) -> None:
+        namespaced = not b.is_cluster_scoped(binding)
+        fin = b.finalizer(namespaced)
+        if fin not in (binding.metadata.finalizers or ()):
+            return
+        works: list[Work] = []
+        if b.binding_id(binding):
+            works = (await self._ctx.client.list(Work, label_selector=b.works_selector(binding))).items
+        live = [w for w in works if w.metadata.deletion_timestamp is None]
+        if live:
+            await self._delete_works(binding, live, "the binding is being deleted", report=False)
+        if works:
+            return  # the Works' deletion wakes this binding again
+
+        def change(current: b.Binding) -> b.Binding | None:
+            finalizers = [f for f in current.metadata.finalizers or () if f != fin]
+            if finalizers == list(current.metadata.finalizers or ()):
+                return None
+            meta = current.metadata.model_copy(update={"finalizers": finalizers or None})
+            return current.model_copy(update={"metadata": meta})
+
+        with contextlib.suppress(errors.NotFound):
+            await write(self._ctx.client, binding, change)
+
+    async def _event(self, binding: b.Binding, kind: EventType, reason: str, message: str) -> None:
+        await self._recorder.event(binding, kind, reason, message)
+        await self._recorder.event(template_stub(binding), kind, reason, message)
+
+
+def setup(mgr: Manager, ctx: Context) -> None:
+    """The binding controller: watches bindings, Works and templates; writes Works and the
+    binding finalizer."""
+    reconciler = BindingController(ctx, mgr)
+    controller = mgr.controller(CONTROLLER_NAME, reconciler, workers=ctx.options.concurrent_syncs)
+    reconciler.bind(controller)
+
+
+__all__ = [
+    "CONTROLLER_NAME", "BindingController", "binding_changed", "setup", "template_stub", "work_changed",
+]

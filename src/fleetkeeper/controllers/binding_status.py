@@ -1,0 +1,192 @@
+"""The binding-status controller: Works → binding status → template status (spec §4.10).
+
+One reconciler for ResourceBindings and ClusterResourceBindings (the key says which).
+
+**What wakes a binding.** Its creation and spec changes (which clusters count for
+``FullyApplied``); any status change, deletion mark or removal of one of its Works; its
+template's spec changing (the template's ``observedGeneration`` follows the members).
+Work changes are gathered for :data:`AGGREGATION_DELAY` before the binding is looked at:
+the Works of a binding report within moments of each other, and aggregating each report
+on its own would rewrite the binding (and its template) once per cluster.
+
+**Reconcile** (decisions in :mod:`~fleetkeeper.controllers.status_rules`):
+
+1. ``status.aggregatedStatus`` — one item per Work not being deleted, sorted by cluster
+   — and the ``FullyApplied`` condition, written through ``/status`` when they changed;
+2. when the template's kind has an AggregateStatus rule (native or a customization),
+   the template's ``.status`` is rebuilt from the items (e.g. a Deployment's
+   ``readyReplicas`` summed over the members) and written through the template's
+   ``/status`` when it changed.
+
+Only failures are reported as events (``AggregateStatusFailed``); a success event per
+status change of every workload would drown the rest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from fleetkeeper import errors
+from fleetkeeper.api import constants
+from fleetkeeper.api.conditions import set_condition
+from fleetkeeper.api.meta import Resource
+from fleetkeeper.api.work import AggregatedStatusItem, ClusterResourceBinding, ResourceBinding, Work
+from fleetkeeper.controllers import bindings as b
+from fleetkeeper.controllers import status_rules as rules
+from fleetkeeper.controllers.binding_rules import existing_clusters
+from fleetkeeper.controllers.templates import Kind, NotSynced, TemplateCache, TemplateRef
+from fleetkeeper.controllers.writes import write
+from fleetkeeper.interpreter import Operation
+from fleetkeeper.runtime.context import Context
+from fleetkeeper.runtime.controller import Controller
+from fleetkeeper.runtime.handler import EnqueueMapped, generation_changed
+from fleetkeeper.runtime.informer import Informer
+from fleetkeeper.runtime.manager import Manager
+from fleetkeeper.runtime.reconcile import Request, Result
+
+CONTROLLER_NAME = "binding-status-controller"
+NOT_SYNCED_RETRY = 1.0
+#: Work status changes are gathered this long before a binding is aggregated: the Works of one
+#: binding report within moments of each other, and one write then carries all their news
+AGGREGATION_DELAY = 0.5
+
+
+class _Later:
+    """Enqueues keys ``seconds`` from now (a pending key keeps its earliest deadline)."""
+
+    def __init__(self, controller: Controller, seconds: float) -> None:
+        self._controller = controller
+        self._seconds = seconds
+
+    def enqueue(self, request: Request) -> None:
+        self._controller.enqueue_after(request, self._seconds)
+
+
+def work_changed(old: Work | None, new: Work | None) -> bool:
+    """Work adds and removals, status changes and deletion marks."""
+    if old is None or new is None:
+        return True
+    return old.status != new.status or old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
+
+
+def _binding_of_work(work: Work) -> list[Request]:
+    request = b.binding_request_of_work(work)
+    return [request] if request is not None else []
+
+
+def _binding_of_template(obj: Resource) -> list[Request]:
+    return [Request(obj.metadata.namespace or "", constants.binding_name(obj.kind, obj.name))]
+
+
+def with_status(template: Resource, status: Any) -> Resource:
+    """``template`` with ``.status`` replaced."""
+    data = template.to_dict()
+    if status is None:
+        data.pop("status", None)
+    else:
+        data["status"] = status
+    return type(template).from_dict(data)
+
+
+class BindingStatus:
+    """Aggregates the status of one binding of either kind (see the module notes)."""
+
+    def __init__(self, ctx: Context, mgr: Manager) -> None:
+        self._ctx = ctx
+        self._recorder = ctx.recorder(CONTROLLER_NAME)
+        informers = mgr.informers
+        self._rbs: Informer[ResourceBinding] = informers.informer_for(ResourceBinding)
+        self._crbs: Informer[ClusterResourceBinding] = informers.informer_for(ClusterResourceBinding)
+        self._works: Informer[Work] = informers.informer_for(Work)
+        b.ensure_work_index(self._works)
+        self._controller: Controller | None = None
+        self.templates = TemplateCache(informers, self._template_handler)
+        #: binding key → (template resourceVersion, items) of the last aggregation that was written
+        #: or found current: the template's status is a function of both, so it is up to date
+        self._aggregated: dict[str, tuple[str | None, list[AggregatedStatusItem]]] = {}
+
+    def _template_handler(self, kind: Kind) -> EnqueueMapped[Resource]:
+        assert self._controller is not None
+        return EnqueueMapped(self._controller, _binding_of_template, predicate=generation_changed)
+
+    def bind(self, controller: Controller) -> None:
+        self._controller = controller
+        controller.watch(self._rbs, predicate=generation_changed)
+        controller.watch(self._crbs, predicate=generation_changed)
+        self._works.add_handler(EnqueueMapped(_Later(controller, AGGREGATION_DELAY), _binding_of_work,
+                                              predicate=work_changed))
+
+    async def reconcile(self, request: Request) -> Result:
+        binding: b.Binding | None = (self._rbs.get(str(request)) if request.namespace
+                                     else self._crbs.get(request.name))
+        if binding is None or binding.metadata.deletion_timestamp is not None:
+            self._aggregated.pop(str(request), None)
+            return Result()
+        resource = binding.spec.resource
+        ref = TemplateRef(resource.api_version, resource.kind, resource.namespace or "", resource.name)
+        items = rules.aggregated_status(b.works_of(self._works, binding), ref.api_version, ref.kind,
+                                        ref.namespace, ref.name)
+        await self._write_binding(binding, items)
+        return await self._aggregate_template(binding, ref, items)
+
+    async def _write_binding(self, binding: b.Binding, items: list[AggregatedStatusItem]) -> None:
+        now = self._ctx.clock.now()
+
+        def change(current: b.Binding) -> b.Binding | None:
+            condition = rules.fully_applied(items, existing_clusters(current.spec))
+            conditions = set_condition(current.status.conditions, condition, now)
+            wanted = items or None
+            if current.status.aggregated_status == wanted and conditions == (current.status.conditions or []):
+                return None
+            status = current.status.model_copy(update={"aggregated_status": wanted, "conditions": conditions})
+            return current.model_copy(update={"status": status})
+
+        with contextlib.suppress(errors.NotFound):
+            await write(self._ctx.client, binding, change, subresource="status")
+
+    async def _aggregate_template(self, binding: b.Binding, ref: TemplateRef,
+                                  items: list[AggregatedStatusItem]) -> Result:
+        interpreter = self._ctx.interpreter
+        if not interpreter.hook_enabled(ref.api_version, ref.kind, Operation.AGGREGATE_STATUS):
+            return Result()
+        try:
+            template = self.templates.get(ref)
+        except NotSynced:
+            return Result(requeue_after=NOT_SYNCED_RETRY)
+        if template is None or not type(template).HAS_STATUS:
+            return Result()
+        key = binding.key
+        if self._aggregated.get(key) == (template.metadata.resource_version, items):
+            return Result()
+        wire_items = [item.to_dict() for item in items]
+
+        def change(current: Resource) -> Resource | None:
+            data = current.to_dict()
+            aggregated = interpreter.aggregate_status(data, wire_items)
+            if aggregated.get("status") == data.get("status"):
+                return None
+            return with_status(current, aggregated.get("status"))
+
+        try:
+            written = await write(self._ctx.client, template, change, subresource="status")
+            version = (written or template).metadata.resource_version
+            self._aggregated[key] = (version, items)
+        except errors.NotFound:
+            pass
+        except errors.InterpreterError as exc:
+            await self._recorder.event(binding, "Warning", constants.EVENT_AGGREGATE_STATUS_FAILED,
+                                       f"Failed to aggregate status of {ref}: {exc}")
+            raise
+        return Result()
+
+
+def setup(mgr: Manager, ctx: Context) -> None:
+    """The binding-status controller: watches bindings, Works and templates; writes
+    ``aggregatedStatus``/``FullyApplied`` on bindings and the aggregated template status."""
+    reconciler = BindingStatus(ctx, mgr)
+    controller = mgr.controller(CONTROLLER_NAME, reconciler, workers=ctx.options.concurrent_syncs)
+    reconciler.bind(controller)
+
+
+__all__ = ["CONTROLLER_NAME", "BindingStatus", "setup", "with_status", "work_changed"]

@@ -1,0 +1,254 @@
+"""The resource detector: resource template + propagation policy → binding (spec §4.17).
+
+**Key.** One key per resource template, of any kind: ``<apiVersion>/<kind>/<name>`` in
+the template's namespace (:mod:`~fleetkeeper.controllers.templates`).
+
+**Which kinds are watched.** Templates are read through :class:`TemplateCache`, which
+makes a shared informer for a kind the first time it is needed. Every kind named in a
+resourceSelector of a PropagationPolicy or ClusterPropagationPolicy is watched from the
+moment the policy is seen — including the policies present at start, which the policy
+informers replay before any controller runs — and stays watched. No fixed list of
+kinds is needed, and a custom kind works like a built-in one.
+
+**What wakes a template.** Its own changes (spec, labels, annotations, deletion; not
+status-only writes); any change of a policy whose selectors name its kind and match it
+(before or after the change) or that claims it; and changes of its binding (deleted,
+spec edited, claim labels) — so a binding deleted by hand comes back.
+
+**Reconcile** (decisions in :mod:`~fleetkeeper.controllers.detector_rules`):
+
+1. template gone or deleting → delete its binding (the binding controller's finalizer
+   then removes the Works, and execution the member objects);
+2. templates in skipped namespaces are left alone;
+3. choose the claiming policy (sticky claims, no preemption by default); none → release
+   any old claim from the template and the binding (the binding and what it runs are
+   kept, as Karmada keeps them when a policy is deleted);
+4. record the claim on the template (labels and annotations, as Karmada does), then
+   create or refresh the binding — written only when something the detector owns
+   changed, with optimistic concurrency.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable
+
+import structlog
+
+from fleetkeeper import errors
+from fleetkeeper.api import constants
+from fleetkeeper.api.meta import Resource
+from fleetkeeper.api.policy import ClusterPropagationPolicy, PropagationPolicy
+from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding
+from fleetkeeper.controllers import detector_rules as rules
+from fleetkeeper.controllers.bindings import Binding
+from fleetkeeper.controllers.templates import (
+    Kind,
+    NotSynced,
+    TemplateCache,
+    TemplateRef,
+    parse_template_request,
+    template_request,
+)
+from fleetkeeper.controllers.writes import write
+from fleetkeeper.interpreter import Operation
+from fleetkeeper.runtime.context import Context
+from fleetkeeper.runtime.controller import Controller
+from fleetkeeper.runtime.handler import EnqueueMapped, FuncHandler
+from fleetkeeper.runtime.informer import Informer
+from fleetkeeper.runtime.manager import Manager
+from fleetkeeper.runtime.reconcile import Request, Result
+
+CONTROLLER_NAME = "resource-detector"
+_log = structlog.get_logger("fleetkeeper.detector")
+NOT_SYNCED_RETRY = 1.0
+
+
+def template_changed(old: Resource | None, new: Resource | None) -> bool:
+    """Adds, deletes, and updates of spec, labels, annotations or deletion (not status-only)."""
+    if old is None or new is None:
+        return True
+    return (old.metadata.generation != new.metadata.generation or old.labels() != new.labels()
+            or old.annotations() != new.annotations()
+            or old.metadata.deletion_timestamp != new.metadata.deletion_timestamp)
+
+
+def binding_changed(old: Binding | None, new: Binding | None) -> bool:
+    """Binding deletes, edits of what the detector owns, claim-label edits and deletion marks
+    (not the scheduler's ``clusters``, nor eviction tasks, nor status)."""
+    if old is None or new is None:
+        return new is None
+    if old.labels() != new.labels() or old.metadata.deletion_timestamp != new.metadata.deletion_timestamp:
+        return True
+    if old.metadata.generation == new.metadata.generation:
+        return False
+    return any(getattr(old.spec, name) != getattr(new.spec, name) for name in rules.DETECTOR_FIELDS)
+
+
+def _template_of_binding(binding: Binding) -> list[Request]:
+    resource = binding.spec.resource
+    return [template_request(TemplateRef(resource.api_version, resource.kind, resource.namespace or "",
+                                         resource.name))]
+
+
+class Detector:
+    """Reconciles one resource template (see the module notes)."""
+
+    def __init__(self, ctx: Context, mgr: Manager) -> None:
+        self._ctx = ctx
+        informers = mgr.informers
+        self._pps: Informer[PropagationPolicy] = informers.informer_for(PropagationPolicy)
+        self._cpps: Informer[ClusterPropagationPolicy] = informers.informer_for(ClusterPropagationPolicy)
+        self._rbs: Informer[ResourceBinding] = informers.informer_for(ResourceBinding)
+        self._crbs: Informer[ClusterResourceBinding] = informers.informer_for(ClusterResourceBinding)
+        self._controller: Controller | None = None
+        self.templates = TemplateCache(informers, self._template_handler)
+
+    # ---------------------------------------------------------------- wiring
+    def bind(self, controller: Controller) -> None:
+        self._controller = controller
+        self._pps.add_handler(FuncHandler(self._policy_changed))
+        self._cpps.add_handler(FuncHandler(self._policy_changed))
+        for informer in (self._rbs, self._crbs):
+            informer.add_handler(EnqueueMapped(controller, _template_of_binding, predicate=binding_changed))
+
+    def _template_handler(self, kind: Kind) -> EnqueueMapped[Resource]:
+        assert self._controller is not None
+        return EnqueueMapped(self._controller, lambda obj: [template_request(TemplateRef.of(obj))],
+                             predicate=template_changed)
+
+    def _policy_changed(self, old: rules.Policy | None, new: rules.Policy | None) -> None:
+        """Watch the kinds the policy names; wake the templates it may claim or release."""
+        assert self._controller is not None
+        policies = [p for p in (old, new) if p is not None]
+        ids = {rules.policy_id(p) for p in policies}
+        kinds = {(s.api_version, s.kind) for p in policies for s in p.spec.resource_selectors}
+        for api_version, kind in sorted(kinds):
+            for template in self.templates.list(api_version, kind):
+                claim = rules.claim_of(template.labels())
+                if (claim is not None and claim.permanent_id in ids) or any(
+                        rules.match_priority(p, template) for p in policies):
+                    self._controller.enqueue(template_request(TemplateRef.of(template)))
+        if old is not None:  # templates it claimed, of kinds it no longer names
+            for binding in self._claimed_bindings(ids):
+                for request in _template_of_binding(binding):
+                    self._controller.enqueue(request)
+
+    def _claimed_bindings(self, ids: set[str]) -> Iterable[Binding]:
+        for informer in (self._rbs, self._crbs):
+            for binding in informer.list():
+                claim = rules.claim_of(binding.labels())
+                if claim is not None and claim.permanent_id in ids:
+                    yield binding
+
+    # ---------------------------------------------------------------- reconcile
+    async def reconcile(self, request: Request) -> Result:
+        ref = parse_template_request(request)
+        try:
+            template = self.templates.get(ref)
+        except NotSynced:
+            return Result(requeue_after=NOT_SYNCED_RETRY)
+        if template is None or template.metadata.deletion_timestamp is not None:
+            await self._delete_binding(ref)
+            return Result()
+        if rules.skipped_namespace(ref.namespace):
+            return Result()
+        namespace_pps = [p for p in self._pps.list() if p.namespace == ref.namespace] if ref.namespace else []
+        policy = rules.choose_policy(template, rules.claim_of(template.labels()), namespace_pps,
+                                     self._cpps.list())
+        binding = self._binding(ref)
+        if binding is not None and not rules.stands_for(binding, ref.api_version, ref.kind, ref.name):
+            _log.warning("binding name taken by another template", template=str(ref), binding=binding.key)
+            return Result()
+        if policy is None:
+            await self._release(template, binding)
+            return Result()
+        await self._claim(template, policy)
+        if binding is not None and binding.metadata.deletion_timestamp is not None:
+            return Result()  # the binding's removal wakes this template again
+        await self._ensure_binding(template, policy, binding)
+        return Result()
+
+    def _binding(self, ref: TemplateRef) -> Binding | None:
+        name = constants.binding_name(ref.kind, ref.name)
+        if ref.namespace:
+            return self._rbs.get(f"{ref.namespace}/{name}")
+        return self._crbs.get(name)
+
+    def _workload(self, template: Resource) -> rules.Workload:
+        interpreter = self._ctx.interpreter
+        if not interpreter.hook_enabled(template.api_version, template.kind, Operation.INTERPRET_REPLICA):
+            return rules.Workload()
+        replicas, requirements = interpreter.get_replicas(template.to_dict())
+        return rules.Workload(replicas, requirements)
+
+    async def _ensure_binding(self, template: Resource, policy: rules.Policy,
+                              cached: Binding | None) -> None:
+        workload = self._workload(template)
+        client = self._ctx.client
+        binding: Binding
+        if cached is not None:
+            binding = cached
+        else:
+            try:
+                await client.create(rules.desired_binding(template, policy, workload, None))
+                return
+            except errors.AlreadyExists:
+                name = rules.binding_name_of(template)
+                if template.metadata.namespace:
+                    binding = await client.get(ResourceBinding, name, template.namespace)
+                else:
+                    binding = await client.get(ClusterResourceBinding, name)
+
+        def change(current: Binding) -> Binding | None:
+            desired = rules.desired_binding(template, policy, workload, current)
+            return desired if rules.binding_differs(current, desired) else None
+
+        await write(client, binding, change)
+
+    async def _claim(self, template: Resource, policy: rules.Policy | None) -> None:
+        def change(current: Resource) -> Resource | None:
+            labels, annotations = rules.with_claim(current.labels(), current.annotations(), policy)
+            if labels == current.labels() and annotations == current.annotations():
+                return None
+            meta = current.metadata.model_copy(update={"labels": labels or None,
+                                                       "annotations": annotations or None})
+            return current.model_copy(update={"metadata": meta})
+
+        with contextlib.suppress(errors.NotFound):  # deleted meanwhile: the delete event brings us back
+            await write(self._ctx.client, template, change)
+
+    async def _release(self, template: Resource, binding: Binding | None) -> None:
+        await self._claim(template, None)
+        if binding is None:
+            return
+
+        def change(current: Binding) -> Binding | None:
+            labels, annotations = rules.with_claim(current.labels(), current.annotations(), None)
+            if labels == current.labels() and annotations == current.annotations():
+                return None
+            meta = current.metadata.model_copy(update={"labels": labels, "annotations": annotations})
+            return current.model_copy(update={"metadata": meta})
+
+        with contextlib.suppress(errors.NotFound):
+            await write(self._ctx.client, binding, change)
+
+    async def _delete_binding(self, ref: TemplateRef) -> None:
+        binding = self._binding(ref)
+        if binding is None or binding.metadata.deletion_timestamp is not None:
+            return
+        if not rules.stands_for(binding, ref.api_version, ref.kind, ref.name):
+            return
+        with contextlib.suppress(errors.NotFound):
+            await self._ctx.client.delete(type(binding), binding.name, binding.namespace)
+
+
+def setup(mgr: Manager, ctx: Context) -> None:
+    """The detector: watches policies, bindings and every kind policies select; writes
+    bindings and the claim labels on templates."""
+    detector = Detector(ctx, mgr)
+    controller = mgr.controller(CONTROLLER_NAME, detector, workers=ctx.options.concurrent_syncs)
+    detector.bind(controller)
+
+
+__all__ = ["CONTROLLER_NAME", "Detector", "binding_changed", "setup", "template_changed"]

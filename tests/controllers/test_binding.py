@@ -1,0 +1,133 @@
+"""The binding controller: Works follow the schedule, eviction tasks and their purge modes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fleetkeeper.api import constants
+from fleetkeeper.api import timeline as tl
+from fleetkeeper.api.policy import PropagationPolicy
+from fleetkeeper.api.work import GracefulEvictionTask, ResourceBinding, TargetCluster, Work
+from fleetkeeper.clock import VirtualClock
+from fleetkeeper.members.simulated.objects import ObjectKey
+
+from .propagation_world import World, deployment, propagation_policy, run, running
+
+WORK = "nginx-687f7fb96f"
+KEY = ObjectKey("apps", "Deployment", "default", "nginx")
+
+
+async def works(world: World) -> set[str]:
+    return {w.namespace.removeprefix("karmada-es-") for w in (await world.client.list(Work)).items}
+
+
+async def live_works(world: World) -> set[str]:
+    return {w.namespace.removeprefix("karmada-es-") for w in (await world.client.list(Work)).items
+            if w.metadata.deletion_timestamp is None}
+
+
+def equals(value: Any) -> Any:
+    async def check(actual: Any) -> bool:
+        return bool(await actual == value)
+    return check
+
+
+def test_a_cluster_dropped_from_the_schedule_loses_its_work_and_member_copy() -> None:
+    async def main(clock: VirtualClock) -> None:
+        async with running(clock, "member1", "member2") as world:
+            await world.apply(propagation_policy())
+            await world.apply(deployment())
+            await world.wait_for(lambda: equals({"member1", "member2"})(works(world)))
+            policy = await world.client.get(PropagationPolicy, "nginx-propagation", "default")
+            assert policy.spec.placement.cluster_affinity is not None
+            policy.spec.placement.cluster_affinity.cluster_names = ["member2"]
+            await world.client.update(policy)
+            await world.wait_for(lambda: equals({"member2"})(works(world)))
+            await world.wait_for(lambda: _absent(world, "member1"))
+            assert world.member("member2").engine.store.get(KEY) is not None
+            entries = (await world.client.list(tl.TimelineEntry)).items
+            deleted = [e for e in entries if e.action == tl.WORK_DELETED]
+            assert deleted and "karmada-es-member1" in deleted[0].message
+
+    run(main)
+
+
+async def _absent(world: World, cluster: str) -> bool:
+    return world.member(cluster).engine.store.get(KEY) is None
+
+
+def hand_made_binding(*clusters: str) -> ResourceBinding:
+    """A binding no policy claims (the scheduler leaves it alone): its schedule is ours to set."""
+    return ResourceBinding.from_dict({
+        "metadata": {"name": "nginx-deployment", "namespace": "default"},
+        "spec": {"resource": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "default",
+                              "name": "nginx"},
+                 "replicas": 3, "clusters": [{"name": c, "replicas": 3} for c in clusters]},
+    })
+
+
+async def reschedule(world: World, clusters: list[str], tasks: list[dict[str, Any]]) -> None:
+    rb = await world.client.get(ResourceBinding, "nginx-deployment", "default")
+    rb.spec.clusters = [TargetCluster(name=c, replicas=3) for c in clusters]
+    rb.spec.graceful_eviction_tasks = [GracefulEvictionTask.model_validate(
+        {"reason": "TaintUntolerated", "producer": "TaintManager", **t}) for t in tasks] or None
+    await world.client.update(rb)
+
+
+def test_gracefully_evicted_clusters_keep_their_work_and_directly_evicted_ones_go_first() -> None:
+    async def main(clock: VirtualClock) -> None:
+        async with running(clock, "member1", "member2", "member3") as world:
+            await world.apply(deployment())
+            await world.client.create(hand_made_binding("member1", "member2"))
+            await world.wait_for(lambda: equals({"member1", "member2"})(works(world)))
+            rb = await world.client.get(ResourceBinding, "nginx-deployment", "default")
+            assert constants.BINDING_CONTROLLER_FINALIZER in (rb.metadata.finalizers or [])
+            assert rb.labels().get(constants.RB_PERMANENT_ID_LABEL)
+
+            await reschedule(world, ["member2", "member3"], [{"fromCluster": "member1",
+                                                              "purgeMode": "Gracefully"}])
+            await world.wait_for(lambda: equals({"member1", "member2", "member3"})(works(world)))
+            await world.settle(10)
+            assert await works(world) == {"member1", "member2", "member3"}, "the graceful task keeps member1"
+
+            world.member("member1").down()  # the Directly copy cannot be removed while member1 is away
+            await world.set_ready("member1", "False")
+            await reschedule(world, ["member2"], [{"fromCluster": "member1", "purgeMode": "Directly"}])
+            await world.wait_for(lambda: equals({"member2"})(live_works(world)))
+            rb = await world.client.get(ResourceBinding, "nginx-deployment", "default")
+            await reschedule(world, ["member2", "member3"],
+                             [t.to_dict() for t in rb.spec.graceful_eviction_tasks or []])
+            await world.settle(30)
+            assert await live_works(world) == {"member2"}, "no new Work while the Directly copy exists"
+            assert "member1" in await works(world)
+
+            world.member("member1").up()
+            await world.set_ready("member1", "True")
+            await world.wait_for(lambda: equals({"member2", "member3"})(works(world)), within=60)
+            assert await _absent(world, "member1")
+
+    run(main)
+
+
+def test_a_binding_keeps_its_finalizer_until_its_works_are_gone() -> None:
+    async def main(clock: VirtualClock) -> None:
+        async with running(clock, "member1") as world:
+            await world.apply(deployment())
+            await world.client.create(hand_made_binding("member1"))
+            await world.wait_for(lambda: equals({"member1"})(works(world)))
+            world.member("member1").down()
+            await world.set_ready("member1", "False")
+            await world.client.delete(ResourceBinding, "nginx-deployment", "default")
+            await world.settle(30)
+            held = await world.get(ResourceBinding, "nginx-deployment", "default")
+            assert held is not None and held.metadata.deletion_timestamp is not None
+            world.member("member1").up()
+            await world.set_ready("member1", "True")
+
+            async def gone() -> bool:
+                return await world.get(ResourceBinding, "nginx-deployment", "default") is None
+
+            await world.wait_for(gone, within=60)
+            assert await works(world) == set() and await _absent(world, "member1")
+
+    run(main)

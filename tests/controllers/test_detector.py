@@ -1,0 +1,149 @@
+"""The resource detector in a running plane: claims, releases, preemption, scopes and kinds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fleetkeeper.api import constants
+from fleetkeeper.api.builtin import ClusterRole, Deployment
+from fleetkeeper.api.policy import ClusterPropagationPolicy, PropagationPolicy
+from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding, Work
+from fleetkeeper.clock import VirtualClock
+from fleetkeeper.controllers.detector_rules import policy_id
+
+from .propagation_world import World, deployment, propagation_policy, run, running
+
+
+async def binding(world: World, name: str = "nginx-deployment") -> ResourceBinding | None:
+    return await world.get(ResourceBinding, name, "default")
+
+
+def claimed_by(world: World, policy_name: str) -> Any:
+    async def check() -> ResourceBinding | None:
+        rb = await binding(world)
+        if rb is None:
+            return None
+        return rb if rb.annotations().get(constants.PP_NAME_ANNOTATION) == policy_name else None
+    return check
+
+
+def test_policies_get_permanent_ids_and_claims_are_recorded_on_template_and_binding() -> None:
+    async def main(clock: VirtualClock) -> None:
+        async with running(clock, "member1", "member2") as world:
+            await world.apply(propagation_policy())
+            await world.apply(deployment())
+            rb = await world.wait_for(claimed_by(world, "nginx-propagation"))
+            policy = await world.client.get(PropagationPolicy, "nginx-propagation", "default")
+
+            async def labelled() -> bool:
+                current = await world.client.get(PropagationPolicy, "nginx-propagation", "default")
+                return bool(current.labels().get(constants.PP_PERMANENT_ID_LABEL))
+
+            await world.wait_for(labelled)
+            policy = await world.client.get(PropagationPolicy, "nginx-propagation", "default")
+            ident = policy.labels()[constants.PP_PERMANENT_ID_LABEL]
+            assert ident == policy_id(policy)
+            assert rb.labels()[constants.PP_PERMANENT_ID_LABEL] == ident
+            template = await world.client.get(Deployment, "nginx", "default")
+            assert template.labels()[constants.PP_PERMANENT_ID_LABEL] == ident
+            assert template.annotations()[constants.PP_NAME_ANNOTATION] == "nginx-propagation"
+
+    run(main)
+
+
+def test_a_higher_priority_policy_takes_over_only_with_preemption() -> None:
+    async def main(clock: VirtualClock) -> None:
+        async with running(clock, "member1", "member2") as world:
+            await world.apply(propagation_policy())
+            await world.apply(deployment())
+            await world.wait_for(claimed_by(world, "nginx-propagation"))
+            rival = propagation_policy("nginx", "member1", priority=10)
+            rival["metadata"]["name"] = "rival"
+            await world.apply(rival)
+            await world.settle(10)
+            assert await claimed_by(world, "nginx-propagation")(), "preemption is off by default"
+
+            current = await world.client.get(PropagationPolicy, "rival", "default")
+            current.spec.preemption = "Always"
+            await world.client.update(current)
+            rb = await world.wait_for(claimed_by(world, "rival"))
+            assert rb.spec.placement is not None and rb.spec.placement.cluster_affinity is not None
+            assert rb.spec.placement.cluster_affinity.cluster_names == ["member1"]
+
+    run(main)
+
+
+def test_deleting_the_policy_releases_the_claim_and_keeps_the_workload_running() -> None:
+    async def main(clock: VirtualClock) -> None:
+        async with running(clock, "member1", "member2") as world:
+            await world.apply(propagation_policy())
+            await world.apply(deployment())
+            await world.wait_for(claimed_by(world, "nginx-propagation"))
+            await world.client.delete(PropagationPolicy, "nginx-propagation", "default")
+
+            async def released() -> bool:
+                rb = await binding(world)
+                template = await world.client.get(Deployment, "nginx", "default")
+                return (rb is not None and constants.PP_PERMANENT_ID_LABEL not in rb.labels()
+                        and constants.PP_PERMANENT_ID_LABEL not in template.labels())
+
+            await world.wait_for(released)
+            await world.settle(10)
+            assert len((await world.client.list(Work)).items) == 2
+
+            await world.apply(propagation_policy("nginx", "member1"))
+            await world.wait_for(claimed_by(world, "nginx-propagation"))
+
+    run(main)
+
+
+def test_templates_in_reserved_namespaces_are_never_propagated() -> None:
+    async def main(clock: VirtualClock) -> None:
+        async with running(clock, "member1") as world:
+            await world.apply({
+                "apiVersion": "policy.karmada.io/v1alpha1", "kind": "ClusterPropagationPolicy",
+                "metadata": {"name": "all-deployments"},
+                "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment"}],
+                         "placement": {"clusterAffinity": {"clusterNames": ["member1"]}}},
+            })
+            await world.apply(deployment("system", namespace="karmada-system"))
+            await world.apply(deployment("web"))
+            await world.wait_for(lambda: world.get(ResourceBinding, "web-deployment", "default"))
+            await world.settle(5)
+            assert await world.get(ResourceBinding, "system-deployment", "karmada-system") is None
+
+    run(main)
+
+
+RBAC = "rbac.authorization.k8s.io/v1"
+
+
+def test_a_cluster_propagation_policy_propagates_a_cluster_scoped_template() -> None:
+    async def main(clock: VirtualClock) -> None:
+        async with running(clock, "member1", "member2") as world:
+            await world.client.create(ClusterPropagationPolicy.from_dict({
+                "metadata": {"name": "roles"},
+                "spec": {"resourceSelectors": [{"apiVersion": "rbac.authorization.k8s.io/v1",
+                                                "kind": "ClusterRole", "name": "reader"}],
+                         "placement": {"clusterAffinity": {"clusterNames": ["member1", "member2"]}}},
+            }))
+            await world.client.create(ClusterRole.from_dict({
+                "metadata": {"name": "reader"},
+                "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]}))
+
+            async def on_members() -> bool:
+                found = [await world.member_object(c, RBAC, "ClusterRole", "", "reader")
+                         for c in ("member1", "member2")]
+                return all(f is not None for f in found)
+
+            await world.wait_for(on_members)
+            crb = await world.get(ClusterResourceBinding, "reader-clusterrole")
+            assert crb is not None and crb.labels().get(constants.CPP_PERMANENT_ID_LABEL)
+            work = await world.get(Work, constants.work_name("ClusterRole", "reader", ""),
+                                   "karmada-es-member1")
+            assert work is not None
+            ident = crb.labels()[constants.CRB_PERMANENT_ID_LABEL]
+            assert work.labels().get(constants.CRB_PERMANENT_ID_LABEL) == ident
+            assert work.annotations()[constants.CRB_NAME_ANNOTATION] == "reader-clusterrole"
+
+    run(main)
