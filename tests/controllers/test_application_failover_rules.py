@@ -10,6 +10,7 @@ import pytest
 
 from fleetkeeper.api.policy import ApplicationFailoverBehavior
 from fleetkeeper.api.work import (
+    BindingSuspension,
     EvictionRecord,
     GracefulEvictionTask,
     ResourceBindingSpec,
@@ -494,3 +495,14 @@ def test_a_status_gone_missing_pauses_the_clocks_instead_of_dropping_them() -> N
 )
 def test_blocked_message(block: int, text: str) -> None:
     assert text in rules.blocked_message("member1", T0, block)
+
+
+def test_a_suspended_dispatch_holds_an_application_eviction_past_its_deadline() -> None:
+    spec, status = binding(clusters={"member1": 1, "member2": 1}, health={"member1": "Unhealthy"})
+    held = spec.model_copy(update={"suspension": BindingSuspension(dispatching=True)})
+    first = rules.decide(held, status, {}, at(0))
+    later = rules.decide(held, status, annotated(first.observations), at(400))
+    assert later.evict == [], "the deadline passed, but nothing may be dispatched"
+    assert later.requeue_after is None, "no hot loop: resuming the dispatch wakes the binding"
+    resumed = rules.decide(spec, status, annotated(later.observations), at(400))
+    assert resumed.evict == ["member1"]

@@ -326,3 +326,21 @@ def test_eviction_text_and_no_execute_taints() -> None:
     )
     c = cluster("m", taints=[{"key": "a", "effect": "NoSchedule"}, {"key": "b", "effect": "NoExecute"}])
     assert [t.key for t in rules.no_execute_taints(c)] == ["b"]
+
+
+@pytest.mark.parametrize(
+    ("suspension", "held"),
+    [
+        pytest.param(None, False, id="no suspension: evictions go ahead"),
+        pytest.param({"dispatching": True}, True, id="dispatching suspended everywhere: evictions wait"),
+        pytest.param({"dispatching": False}, False, id="dispatching explicitly on: evictions go ahead"),
+        pytest.param({"dispatchingOnClusters": {"clusterNames": ["member2"]}}, False,
+                     id="suspended on some clusters: graceful eviction guards the old copy instead"),
+        pytest.param({"scheduling": True}, False, id="scheduling suspension alone does not hold evictions"),
+    ],
+)
+def test_evictions_wait_while_dispatching_is_suspended(suspension: dict[str, Any] | None, held: bool) -> None:
+    from fleetkeeper.api.work import BindingSuspension
+
+    value = BindingSuspension.from_dict(suspension) if suspension is not None else None
+    assert rules.dispatch_held(value) is held

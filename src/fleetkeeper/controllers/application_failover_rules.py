@@ -331,9 +331,11 @@ def decide(spec: ResourceBindingSpec, status: ResourceBindingStatus, annotations
         after, notes = announce(name, before.get(name), after, health.get(name), settings, now)
         plan.notes.extend(notes)
         due = deadline(after, settings)
-        if due is None or now < due:
+        held = spec.suspension is not None and bool(spec.suspension.dispatching)
+        if due is None or now < due or held:  # a suspended dispatch holds the eviction (spec §8.4)
             plan.observations[name] = after
-            waits.extend((moment - now).total_seconds() for moment in (due, _announcement(after)) if moment)
+            waits.extend((moment - now).total_seconds() for moment in (due, _announcement(after))
+                         if moment and moment > now)  # a held, passed deadline waits for the resume
             continue
         try:
             plan.preserved[name] = state.preserved_for(spec, status, name, ran_healthy=after.healthy_seen)

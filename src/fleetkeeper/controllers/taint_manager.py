@@ -93,6 +93,8 @@ class TaintManager:
         self._recorder = ctx.recorder(NAME)
         self.breaker = rules.breaker((), ctx.options.eviction_circuit_breaker_threshold)
         self._announced: set[str] = set()
+        #: bindings whose eviction waits for dispatching to resume (announced once)
+        self._held: set[Request] = set()
         self.fanout: Controller | None = None
         self.evictions: Controller | None = None
 
@@ -193,12 +195,26 @@ class TaintManager:
             return Result()  # the breaker closing fans the tainted clusters out again
         now = self._ctx.clock.now()
         outcome = rules.plan(_targets(binding), self._clusters.get, self.tolerations(binding), now)
+        if outcome.evict and rules.dispatch_held(binding.spec.suspension):
+            await self._note_held(binding, request, outcome.evict)
+            return Result()  # resuming dispatch updates the binding, which wakes it again
+        self._held.discard(request)
         if outcome.evict:
             evicted = await self._write(binding, request, now)
             pause = rules.pacing_delay(self._ctx.options.resource_eviction_rate)
             if evicted and pause:
                 await self._ctx.clock.sleep(pause)
         return Result(requeue_after=outcome.retry_after)
+
+    async def _note_held(self, binding: Binding, request: Request, clusters: list[str]) -> None:
+        """Say once per hold why an eviction is waiting."""
+        if request in self._held:
+            return
+        self._held.add(request)
+        names = ", ".join(clusters)
+        await self._recorder.timeline(binding, tl.EVICTION_BLOCKED,
+                                      f"eviction from {names} waits: dispatching is suspended",
+                                      reason="DispatchingSuspended")
 
     async def _write(self, binding: Binding, request: Request, now: datetime) -> list[str]:
         """Remove the clusters to evict and add their tasks, conflict-safe; the clusters evicted."""
@@ -273,7 +289,8 @@ class _BindingEvents:
         self._manager.binding_changed(obj)
 
     def on_update(self, old: Binding, new: Binding) -> None:
-        if old.spec.clusters != new.spec.clusters or old.annotations().get(
+        if old.spec.clusters != new.spec.clusters or old.spec.suspension != new.spec.suspension or \
+                old.annotations().get(
                 constants.APPLIED_PLACEMENT_ANNOTATION) != new.annotations().get(
                 constants.APPLIED_PLACEMENT_ANNOTATION):
             self._manager.binding_changed(new)

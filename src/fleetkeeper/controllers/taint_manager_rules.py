@@ -34,6 +34,7 @@ from fleetkeeper.api import conditions, constants, taints
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.core import Taint, Toleration
 from fleetkeeper.api.policy import FailoverBehavior
+from fleetkeeper.api.work import BindingSuspension
 
 #: ``min_toleration_time`` of a taint tolerated forever
 FOREVER = -1.0
@@ -131,6 +132,14 @@ def plan(targets: Iterable[str], cluster_of: Callable[[str], Cluster | None],
     return Plan(evict, min(delays) if delays else None)
 
 
+def dispatch_held(suspension: BindingSuspension | None) -> bool:
+    """Evictions wait while the binding's dispatching is suspended (``dispatching: true``):
+    a replacement could not be dispatched, and an eviction would only strand the workload
+    (spec §8.4). Per-cluster suspension does not hold them: the graceful-eviction rules keep
+    the old copy until a replacement is dispatched and healthy."""
+    return bool(suspension is not None and suspension.dispatching)
+
+
 def purge_mode(failover: FailoverBehavior | None, default: str) -> str:
     """``failover.cluster.purgeMode`` (empty → Gracefully), else the option (only ``Directly`` counts)."""
     if failover is not None and failover.cluster is not None:
@@ -186,6 +195,7 @@ def eviction_text(cluster: str, reason: str, mode: str) -> str:
 
 
 __all__ = [
-    "FOREVER", "NEVER", "Breaker", "Decision", "Plan", "breaker", "decide", "eviction_text", "failing",
+    "FOREVER", "NEVER", "Breaker", "Decision", "Plan", "breaker", "decide", "dispatch_held", "eviction_text",
+    "failing",
     "matching_tolerations", "min_toleration_time", "no_execute_taints", "pacing_delay", "plan", "purge_mode",
 ]
