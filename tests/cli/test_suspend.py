@@ -10,7 +10,8 @@ from fleetkeeper.api.policy import PropagationPolicy
 from fleetkeeper.cli import connect
 from fleetkeeper.cli.suspend import resumed, suspended
 
-from .test_commands import Cli, cli  # noqa: F401  (the module's real-server fixture)
+from .test_commands import Cli
+from .test_commands import cli as cli  # noqa: F401  (the real-server fixture)
 
 ALL = {"dispatching": True}
 
@@ -65,14 +66,15 @@ def _suspension(cli: Cli) -> Any:
     async def read() -> Any:
         client = cli.client()
         try:
-            return (await client.get(PropagationPolicy, "rollout", "default")).to_dict()["spec"].get("suspension")
+            policy = await client.get(PropagationPolicy, "rollout", "default")
+            return policy.to_dict()["spec"].get("suspension")
         finally:
             await client.aclose()
 
     return asyncio.run(read())
 
 
-def test_suspend_and_resume_edit_the_policy(cli: Cli) -> None:  # noqa: F811
+def test_suspend_and_resume_edit_the_policy(cli: Cli) -> None:  # noqa: F811  (the fixture)
     cli.ok("apply", "-f", cli.write("rollout.yaml", POLICY))
     assert "suspended (member2, member3)" in cli.ok("suspend", "rollout", "--clusters", "member2,member3")
     assert _suspension(cli) == on("member2", "member3")

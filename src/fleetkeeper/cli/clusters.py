@@ -1,0 +1,288 @@
+"""Member clusters from the command line: join, unjoin, cordon, uncordon, taint.
+
+``join NAME --member URL`` registers a Cluster: Push mode (the default) with
+``apiEndpoint: URL`` — the control plane then probes it and applies its Works — or
+``--sync-mode Pull`` for a cluster whose agent (``fleetkeeper agent``) does that.
+``unjoin NAME`` deletes it and, by default, waits until the cluster controller has
+cleaned up its execution namespace and released it.
+
+``cordon NAME`` keeps new workloads off a cluster without touching what runs there:
+it adds the taint ``cluster.karmada.io/unschedulable:NoSchedule``, as ``karmadactl
+cordon`` does; ``uncordon`` removes it. ``taint NAME key[=value]:Effect`` adds a taint
+(effects ``NoSchedule`` and ``NoExecute`` — the only ones a Cluster takes) and
+``key[:Effect]-`` removes one, like ``kubectl taint``; an existing key/effect keeps its
+value unless ``--overwrite``. A NoExecute taint makes the control plane evict workloads
+that do not tolerate it — the same failover a failing cluster gets.
+
+Taint edits are read-modify-write with the object's resourceVersion, retried on a
+conflict, so a controller writing taints at the same moment (cluster controller,
+taint policies) is never overwritten. Each edit goes on the failover timeline (reason
+``Manual``), so ``describe`` can tell a hand-made taint from a controller's. The pure
+parts — parsing a taint argument and applying the edits — are :func:`parse_taint` and
+:func:`edit_taints`.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from typing import Annotated
+from urllib.parse import urlsplit
+
+import typer
+
+from fleetkeeper import errors
+from fleetkeeper.api import constants, validation
+from fleetkeeper.api import timeline as tl
+from fleetkeeper.api.cluster import Cluster, ClusterSpec
+from fleetkeeper.api.core import Taint
+from fleetkeeper.api.meta import ObjectMeta
+from fleetkeeper.cli import connect
+from fleetkeeper.cli.apply import wait_gone
+from fleetkeeper.options import parse_duration
+
+UNSCHEDULABLE = constants.TAINT_CLUSTER_UNSCHEDULABLE
+EFFECTS = ("NoSchedule", "NoExecute")
+WRITE_ATTEMPTS = 5
+
+
+# --------------------------------------------------------------------------- pure rules
+
+
+def cluster_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a cluster (DNS-1123 label, at most 48 characters), or None."""
+    if len(name) > constants.CLUSTER_NAME_MAX_LENGTH:
+        return f"must be no more than {constants.CLUSTER_NAME_MAX_LENGTH} characters"
+    problems = validation.dns1123_label(name) if name else ["must not be empty"]
+    return "; ".join(problems) or None
+
+
+@dataclass(frozen=True)
+class TaintEdit:
+    """Add (or overwrite) a taint, or remove taints by key (and effect, when given)."""
+
+    key: str
+    effect: str | None
+    value: str | None = None
+    remove: bool = False
+
+
+def parse_taint(spec: str) -> TaintEdit:
+    """``key[=value]:Effect`` (add) or ``key[:Effect]-`` (remove); ``ValueError`` says what is wrong."""
+    remove = spec.endswith("-")
+    body = spec[:-1] if remove else spec
+    head, sep, effect = body.rpartition(":")
+    if not sep:
+        head, effect = body, ""
+    key, eq, value = head.partition("=")
+    if not key:
+        raise ValueError(f"{spec!r}: expected key[=value]:Effect, or key[:Effect]- to remove")
+    problems = validation.qualified_name(key)
+    if problems:
+        raise ValueError(f"{spec!r}: invalid key {key!r}: {'; '.join(problems)}")
+    if effect and effect not in EFFECTS:
+        raise ValueError(f"{spec!r}: effect must be NoSchedule or NoExecute, got {effect!r}")
+    if remove:
+        if eq:
+            raise ValueError(f"{spec!r}: a removal names key[:Effect]- without a value")
+        return TaintEdit(key, effect or None, remove=True)
+    if not effect:
+        raise ValueError(f"{spec!r}: an effect is required (key[=value]:NoSchedule or :NoExecute)")
+    if eq:
+        problems = validation.label_value(value)
+        if problems:
+            raise ValueError(f"{spec!r}: invalid value {value!r}: {'; '.join(problems)}")
+    return TaintEdit(key, effect, value or None)
+
+
+def edit_taints(taints: list[Taint], edits: list[TaintEdit], *,
+                overwrite: bool) -> tuple[list[Taint], list[str]]:
+    """The taints after ``edits`` and what changed; ``ValueError`` for a refused edit."""
+    out = list(taints)
+    changes: list[str] = []
+    for edit in edits:
+        matching = [x for x in out if x.key == edit.key and (edit.effect is None or x.effect == edit.effect)]
+        shown = f"{edit.key}:{edit.effect}" if edit.effect else edit.key
+        if edit.remove:
+            if not matching:
+                raise ValueError(f"taint {shown!r} not found")
+            out = [x for x in out if x not in matching]
+            changes.append(f"removed {shown}")
+            continue
+        if matching:
+            if (matching[0].value or None) == edit.value:
+                continue
+            if not overwrite:
+                raise ValueError(f"taint {shown!r} already has value {matching[0].value or ''!r}; "
+                                 "pass --overwrite to change it")
+            out = [x for x in out if x not in matching]
+        out.append(Taint.from_dict({"key": edit.key, "value": edit.value, "effect": edit.effect}))
+        changes.append(f"added {edit.key}{'=' + edit.value if edit.value else ''}:{edit.effect}")
+    return out, changes
+
+
+# --------------------------------------------------------------------------- writes
+
+
+async def update_taints(session: connect.Session, name: str, edits: list[TaintEdit], *,
+                        overwrite: bool) -> list[str]:
+    """Apply ``edits`` to cluster ``name`` with optimistic concurrency; what changed."""
+    for _ in range(WRITE_ATTEMPTS):
+        cluster = await session.client.get(Cluster, name)
+        try:
+            taints, changes = edit_taints(list(cluster.spec.taints or []), edits, overwrite=overwrite)
+        except ValueError as exc:
+            raise connect.Failed(f"cluster {name!r}: {exc}") from None
+        if not changes:
+            return []
+        cluster.spec.taints = taints or None
+        try:
+            written = await session.client.update(cluster)
+        except errors.Conflict:
+            continue
+        await record(session, written, changes)
+        return changes
+    raise connect.Failed(f"cluster {name!r} kept changing; tried {WRITE_ATTEMPTS} times, try again")
+
+
+async def record(session: connect.Session, cluster: Cluster, changes: list[str]) -> None:
+    """Put taint edits made by hand on the failover timeline (best effort: a refusal is ignored)."""
+    now = session.clock.now()
+    subject = tl.Subject(api_version=cluster.api_version, kind=cluster.kind, name=cluster.name)
+    for index, change in enumerate(changes):
+        verb, _, taint = change.partition(" ")
+        action = tl.TAINT_ADDED if verb == "added" else tl.TAINT_REMOVED
+        entry = tl.TimelineEntry(
+            metadata=ObjectMeta(name=f"tl.{int(now.timestamp() * 1_000_000):x}{secrets.token_hex(3)}{index}"),
+            time=now, subject=subject, action=action, reason="Manual",
+            message=f"taint {taint} {verb} by hand (fleetkeeper CLI)", component=connect.FIELD_MANAGER)
+        try:
+            await session.client.create(entry)
+        except errors.ApiError:
+            return
+
+
+def _taint_command(name: str, edits: list[TaintEdit], kubeconfig: connect.KubeconfigOption, *, done: str,
+                   already: str, overwrite: bool = False) -> None:
+    async def action(session: connect.Session) -> None:
+        changes = await update_taints(session, name, edits, overwrite=overwrite)
+        summary = f"{done} ({', '.join(changes)})" if changes else already
+        typer.echo(f"cluster/{name} {summary}")
+
+    connect.run(kubeconfig, action)
+
+
+# --------------------------------------------------------------------------- commands
+
+NameArg = Annotated[str, typer.Argument(help="cluster name", show_default=False)]
+
+
+def join(
+    name: NameArg,
+    member: Annotated[str | None, typer.Option(
+        help="how to reach the member: simulated://NAME (required for Push)", show_default=False)] = None,
+    sync_mode: Annotated[str, typer.Option(
+        help="Push (the control plane reaches the member) or Pull (an agent does)")] = "Push",
+    region: Annotated[str | None, typer.Option(help="region, for spread constraints",
+                                               show_default=False)] = None,
+    zone: Annotated[str | None, typer.Option(help="zone", show_default=False)] = None,
+    provider: Annotated[str | None, typer.Option(help="provider", show_default=False)] = None,
+    kubeconfig: connect.KubeconfigOption = None,
+) -> None:
+    """Register a member cluster with the control plane."""
+    problem = cluster_name_problem(name)
+    if problem:
+        raise typer.BadParameter(f"{name!r}: {problem}", param_hint="NAME")
+    if sync_mode not in ("Push", "Pull"):
+        raise typer.BadParameter(f"must be Push or Pull, got {sync_mode!r}", param_hint="--sync-mode")
+    if member is None and sync_mode == "Push":
+        raise typer.BadParameter("a Push cluster needs the URL the control plane reaches it at "
+                                 "(e.g. simulated://NAME)", param_hint="--member")
+    if member is not None:
+        parts = urlsplit(member)
+        if not parts.scheme or not (parts.netloc or parts.path.strip("/")):
+            raise typer.BadParameter(f"{member!r}: expected a URL such as simulated://{name}",
+                                     param_hint="--member")
+    spec = ClusterSpec.from_dict({"syncMode": sync_mode, "apiEndpoint": member, "region": region,
+                                  "zones": [zone] if zone else None, "provider": provider})
+
+    async def action(session: connect.Session) -> None:
+        try:
+            await session.client.create(Cluster(metadata=ObjectMeta(name=name), spec=spec))
+        except errors.AlreadyExists:
+            raise connect.Failed(f"cluster {name!r} is already joined (fleetkeeper unjoin {name} first "
+                                 "to join it again)") from None
+        typer.echo(f"cluster/{name} joined ({sync_mode}{', ' + member if member else ''})")
+        if sync_mode == "Pull":
+            typer.echo(f"start its agent: fleetkeeper token create-agent {name}, then fleetkeeper agent "
+                       f"--kubeconfig STATE_DIR/agent-{name}.kubeconfig --cluster-name {name} "
+                       f"--member simulated://{name}")
+
+    connect.run(kubeconfig, action)
+
+
+def unjoin(
+    name: NameArg,
+    wait: Annotated[bool, typer.Option(help="wait until the cluster is gone")] = True,
+    timeout: Annotated[str, typer.Option(help="how long --wait waits")] = "2m",
+    kubeconfig: connect.KubeconfigOption = None,
+) -> None:
+    """Remove a member cluster (its Works are cleaned up first)."""
+    try:
+        limit = parse_duration(timeout)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--timeout") from None
+
+    async def action(session: connect.Session) -> None:
+        await session.client.delete(Cluster, name)
+        if wait:
+            await wait_gone(session, Cluster, name, "", limit)
+            typer.echo(f"cluster/{name} unjoined")
+        else:
+            typer.echo(f"cluster/{name} unjoining (the cluster controller cleans up, then removes it)")
+
+    connect.run(kubeconfig, action)
+
+
+def cordon(name: NameArg, kubeconfig: connect.KubeconfigOption = None) -> None:
+    """Keep new workloads off a cluster (taint cluster.karmada.io/unschedulable:NoSchedule)."""
+    _taint_command(name, [TaintEdit(UNSCHEDULABLE, "NoSchedule")], kubeconfig, done="cordoned",
+                   already="already cordoned")
+
+
+def uncordon(name: NameArg, kubeconfig: connect.KubeconfigOption = None) -> None:
+    """Let new workloads onto a cordoned cluster again."""
+
+    async def action(session: connect.Session) -> None:
+        cluster = await session.client.get(Cluster, name)
+        if not any(t.key == UNSCHEDULABLE and t.effect == "NoSchedule" for t in cluster.spec.taints or []):
+            typer.echo(f"cluster/{name} is not cordoned")
+            return
+        await update_taints(session, name, [TaintEdit(UNSCHEDULABLE, "NoSchedule", remove=True)],
+                            overwrite=False)
+        typer.echo(f"cluster/{name} uncordoned")
+
+    connect.run(kubeconfig, action)
+
+
+def taint(
+    name: NameArg,
+    taints: Annotated[list[str], typer.Argument(help="key[=value]:NoSchedule|NoExecute to add, "
+                                                     "key[:Effect]- to remove", show_default=False)],
+    overwrite: Annotated[bool, typer.Option(help="change the value of an existing taint")] = False,
+    kubeconfig: connect.KubeconfigOption = None,
+) -> None:
+    """Add or remove taints on a cluster (NoExecute evicts workloads that do not tolerate it)."""
+    edits: list[TaintEdit] = []
+    for spec in taints:
+        try:
+            edits.append(parse_taint(spec))
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="TAINTS") from None
+    _taint_command(name, edits, kubeconfig, done="tainted", already="unchanged", overwrite=overwrite)
+
+
+__all__ = [
+    "EFFECTS", "UNSCHEDULABLE", "TaintEdit", "cluster_name_problem", "cordon", "edit_taints", "join",
+    "parse_taint", "taint", "uncordon", "unjoin", "update_taints",
+]

@@ -1,0 +1,288 @@
+"""``fleetkeeper describe binding NS/NAME`` and ``describe cluster NAME``: the why.
+
+``describe`` answers "why did (or didn't) it fail over?" by putting side by side what a
+binding (or a cluster) is now and the failover timeline that led there.
+
+* **binding** — the resource, replicas and placement; where it is scheduled; each copy's
+  applied state and health (``status.aggregatedStatus``); its conditions; open eviction
+  tasks and the eviction history; its Works; then the **timeline**: every
+  ``TimelineEntry`` about the binding, its Works and the clusters its placement names, it
+  runs on or was evicted from — Ready changes, taints, evictions, schedules, Work
+  creation/deletion — oldest first. ``describe crb NAME`` describes a
+  ClusterResourceBinding the same way.
+* **cluster** — mode, endpoint, location, version, nodes; conditions; taints (with
+  when they were added); the Pull heartbeat (its Lease); the workloads scheduled there;
+  eviction tasks away from it; then its timeline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from fleetkeeper import errors
+from fleetkeeper.api import constants
+from fleetkeeper.api.cluster import Cluster
+from fleetkeeper.api.coordination import Lease
+from fleetkeeper.api.timeline import TimelineEntry
+from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding, Work
+from fleetkeeper.cli import connect, kinds
+from fleetkeeper.cli import table as t
+from fleetkeeper.cli.get import health, scheduled
+from fleetkeeper.cli.table import dig, text
+from fleetkeeper.client.rest import RestClient
+
+Binding = ResourceBinding | ClusterResourceBinding
+KINDS = {"ResourceBinding": ResourceBinding, "ClusterResourceBinding": ClusterResourceBinding,
+         "Cluster": Cluster}
+
+
+# --------------------------------------------------------------------------- shared pieces
+
+
+def _fields(out: Console, pairs: list[tuple[str, str]]) -> None:
+    width = max(len(k) for k, _ in pairs) + 2
+    for key, value in pairs:
+        out.print(f"{key + ':':<{width}}{value}", soft_wrap=True)
+
+
+def _section(out: Console, title: str, headers: list[str], values: list[list[str]]) -> None:
+    out.print()
+    if not values:
+        out.print(f"[bold]{title}:[/bold] <none>")
+        return
+    out.print(f"[bold]{title}:[/bold]")
+    t.rows(headers, values, out=out)
+
+
+def _conditions(out: Console, obj: dict[str, Any], now: datetime) -> None:
+    found = [c for c in dig(obj, "status", "conditions") or [] if isinstance(c, dict)]
+    _section(out, "Conditions", ["TYPE", "STATUS", "REASON", "MESSAGE", "SINCE"],
+             [[text(c.get("type")), text(c.get("status")), text(c.get("reason")), text(c.get("message")),
+               t.age(c.get("lastTransitionTime"), now)] for c in found])
+
+
+async def timeline(client: RestClient, subjects: list[tuple[str, str, str | None]]) -> list[dict[str, Any]]:
+    """Every entry about the (kind, name, namespace) subjects, oldest first, without duplicates."""
+
+    async def about(kind: str, name: str, namespace: str | None) -> list[TimelineEntry]:
+        selector = f"subject.kind={kind},subject.name={name}"
+        if namespace:
+            selector += f",subject.namespace={namespace}"
+        return (await client.list(TimelineEntry, field_selector=selector)).items
+
+    batches = await asyncio.gather(*(about(*s) for s in dict.fromkeys(subjects)))
+    unique = {e.name: e.to_dict() for batch in batches for e in batch}
+    return sorted(unique.values(), key=lambda e: (str(e.get("time") or ""), dig(e, "metadata", "name") or ""))
+
+
+def _timeline(out: Console, entries: list[dict[str, Any]], *, with_subject: bool) -> None:
+    def row(e: dict[str, Any]) -> list[str]:
+        subject = e.get("subject") or {}
+        cells = [t.timestamp(e.get("time"))]
+        if with_subject:
+            ns = subject.get("namespace")
+            cells.append(f"{subject.get('kind')}/{ns + '/' if ns else ''}{subject.get('name')}")
+        return [*cells, text(e.get("action")), text(e.get("message")), text(e.get("component"))]
+
+    headers = ["TIME (UTC)", *(["SUBJECT"] if with_subject else []), "ACTION", "MESSAGE", "BY"]
+    _section(out, "Failover timeline (oldest first)", headers, [row(e) for e in entries])
+
+
+def _tasks(tasks: list[dict[str, Any]], now: datetime, *, label: str = "FROM") -> list[list[str]]:
+    return [[text(x.get(label)), text(x.get("reason")), text(x.get("producer")), text(x.get("purgeMode")),
+             t.age(x.get("creationTimestamp"), now), text(x.get("message"))] for x in tasks]
+
+
+# --------------------------------------------------------------------------- bindings
+
+
+def _placement(obj: dict[str, Any]) -> str:
+    placement = dig(obj, "spec", "placement") or {}
+    names = dig(placement, "clusterAffinity", "clusterNames") or []
+    scheduling = placement.get("replicaScheduling") or {}
+    parts = [f"clusters {', '.join(names)}" if names else "any cluster"]
+    if scheduling:
+        parts.append("/".join(str(v) for v in (scheduling.get("replicaSchedulingType"),
+                                                scheduling.get("replicaDivisionPreference")) if v))
+        weights = dig(scheduling, "weightPreference", "staticWeightList") or []
+        if weights:
+            shown = [f"{'+'.join(dig(w, 'targetCluster', 'clusterNames') or ['?'])}:{w.get('weight')}"
+                     for w in weights]
+            parts.append("weights " + ", ".join(shown))
+    return "; ".join(p for p in parts if p)
+
+
+def related_clusters(obj: dict[str, Any]) -> list[str]:
+    """Clusters a binding may run on (by name), runs on, was evicted from, or reports about."""
+    names = list(dig(obj, "spec", "placement", "clusterAffinity", "clusterNames") or [])
+    names += [c.get("name") for c in dig(obj, "spec", "clusters") or []]
+    names += [x.get("fromCluster") for x in dig(obj, "spec", "gracefulEvictionTasks") or []]
+    names += [x.get("clusterName") for x in dig(obj, "spec", "evictionHistory") or []]
+    names += [x.get("clusterName") for x in dig(obj, "status", "aggregatedStatus") or []]
+    return sorted({str(n) for n in names if n})
+
+
+async def describe_binding(client: RestClient, model: type[Binding], name: str, namespace: str,
+                           out: Console, now: datetime) -> None:
+    binding = await client.get(model, name, namespace)
+    obj = binding.to_dict()
+    ref = dig(obj, "spec", "resource") or {}
+    _fields(out, [
+        ("Name", binding.name), *([("Namespace", namespace)] if namespace else []),
+        ("Resource", f"{ref.get('apiVersion')} {ref.get('kind')} "
+                     f"{str(ref['namespace']) + '/' if ref.get('namespace') else ''}{ref.get('name')}"),
+        ("Replicas", text(dig(obj, "spec", "replicas"))),
+        ("Placement", _placement(obj)),
+        ("Scheduled", f"{scheduled(obj)} (last scheduled "
+                      f"{t.age(dig(obj, 'status', 'lastScheduledTime'), now)} ago)"),
+        ("Health", health(obj)),
+    ])
+    copies = [c for c in dig(obj, "status", "aggregatedStatus") or [] if isinstance(c, dict)]
+    _section(out, "Copies", ["CLUSTER", "APPLIED", "HEALTH", "READY", "MESSAGE"],
+             [[text(c.get("clusterName")), text(c.get("applied")), text(c.get("health") or "Unknown"),
+               text(dig(c, "status", "readyReplicas")),
+               text(c.get("appliedMessage"))] for c in copies])
+    _conditions(out, obj, now)
+    _section(out, "Eviction tasks", ["FROM", "REASON", "PRODUCER", "PURGE MODE", "AGE", "MESSAGE"],
+             _tasks(dig(obj, "spec", "gracefulEvictionTasks") or [], now, label="fromCluster"))
+    history = dig(obj, "spec", "evictionHistory") or []
+    if history:
+        _section(out, "Eviction history", ["CLUSTER", "REASON", "PRODUCER", "AGO"],
+                 [[text(h.get("clusterName")), text(h.get("reason")), text(h.get("producer")),
+                   t.age(h.get("evictedAt"), now)] for h in history])
+    works = await _works_of(client, binding)
+    _section(out, "Works", ["NAMESPACE", "NAME", "APPLIED", "HEALTH"],
+             [[w.namespace, w.name, t.condition_status("Applied")(w.to_dict(), now), _work_health(w)]
+              for w in works])
+    subjects: list[tuple[str, str, str | None]] = [(binding.kind, binding.name, namespace or None)]
+    subjects += [("Cluster", c, None) for c in related_clusters(obj)]
+    subjects += [("Work", w.name, w.namespace) for w in works]
+    _timeline(out, await timeline(client, subjects), with_subject=True)
+
+
+def _work_health(work: Work) -> str:
+    states = {str(s.health or "Unknown") for s in work.status.manifest_statuses or []}
+    return ",".join(sorted(states)) or t.NONE
+
+
+async def _works_of(client: RestClient, binding: Binding) -> list[Work]:
+    label = (constants.RB_PERMANENT_ID_LABEL if isinstance(binding, ResourceBinding)
+             else constants.CRB_PERMANENT_ID_LABEL)
+    permanent = (binding.metadata.labels or {}).get(label)
+    if not permanent:
+        return []
+    listed = await client.list(Work, None, label_selector=f"{label}={permanent}")
+    return sorted(listed.items, key=lambda w: (w.namespace, w.name))
+
+
+# --------------------------------------------------------------------------- clusters
+
+
+async def describe_cluster(client: RestClient, name: str, out: Console, now: datetime) -> None:
+    cluster = await client.get(Cluster, name)
+    obj = cluster.to_dict()
+    spec = obj.get("spec") or {}
+    nodes = dig(obj, "status", "nodeSummary") or {}
+    location = ", ".join(f"{k} {v}" for k, v in (("region", spec.get("region")), ("zones", ",".join(
+        spec.get("zones") or [])), ("provider", spec.get("provider"))) if v) or t.NONE
+    _fields(out, [
+        ("Name", name), ("Mode", text(spec.get("syncMode"))), ("API endpoint", text(spec.get("apiEndpoint"))),
+        ("Location", location), ("Version", text(dig(obj, "status", "kubernetesVersion"))),
+        ("Nodes", f"{nodes.get('readyNum', 0)}/{nodes.get('totalNum', 0)} ready" if nodes else t.NONE),
+        ("Joined", f"{t.age(dig(obj, 'metadata', 'creationTimestamp'), now)} ago"),
+    ])
+    _conditions(out, obj, now)
+    taints = [x for x in spec.get("taints") or [] if isinstance(x, dict)]
+    _section(out, "Taints", ["KEY", "VALUE", "EFFECT", "ADDED"],
+             [[text(x.get("key")), text(x.get("value")), text(x.get("effect")),
+               f"{t.age(x.get('timeAdded'), now)} ago" if x.get("timeAdded") else t.NONE] for x in taints])
+    if spec.get("syncMode") == "Pull":
+        await _heartbeat(client, name, out, now)
+    await _workloads(client, name, out, now)
+    _timeline(out, await timeline(client, [("Cluster", name, None)]), with_subject=False)
+
+
+async def _heartbeat(client: RestClient, name: str, out: Console, now: datetime) -> None:
+    out.print()
+    try:
+        lease = (await client.get(Lease, name, constants.LEASE_NAMESPACE)).to_dict()
+    except errors.NotFound:
+        out.print("[bold]Heartbeat:[/bold] no Lease yet (the agent never renewed)")
+        return
+    renewed = dig(lease, "spec", "renewTime")
+    out.print(f"[bold]Heartbeat:[/bold] Lease {constants.LEASE_NAMESPACE}/{name} renewed "
+              f"{t.age(renewed, now)} ago by {text(dig(lease, 'spec', 'holderIdentity'))} "
+              f"(duration {text(dig(lease, 'spec', 'leaseDurationSeconds'))}s)")
+
+
+async def _workloads(client: RestClient, name: str, out: Console, now: datetime) -> None:
+    rbs, crbs = await asyncio.gather(client.list(ResourceBinding, None), client.list(ClusterResourceBinding))
+    here: list[list[str]] = []
+    leaving: list[list[str]] = []
+    for binding in [*rbs.items, *crbs.items]:
+        obj = binding.to_dict()
+        for target in dig(obj, "spec", "clusters") or []:
+            if target.get("name") == name:
+                copy: dict[str, Any] = next((c for c in dig(obj, "status", "aggregatedStatus") or []
+                                             if c.get("clusterName") == name), {})
+                here.append([binding.key, text(target.get("replicas", 0)), text(copy.get("health") or None)])
+        tasks = [x for x in dig(obj, "spec", "gracefulEvictionTasks") or [] if x.get("fromCluster") == name]
+        leaving += [[binding.key, *row[1:]] for row in _tasks(tasks, now, label="fromCluster")]
+    _section(out, "Workloads scheduled here", ["BINDING", "REPLICAS", "HEALTH"], here)
+    _section(out, "Eviction tasks away from here", ["BINDING", "REASON", "PRODUCER", "PURGE MODE", "AGE",
+                                                    "MESSAGE"], leaving)
+
+
+# --------------------------------------------------------------------------- command
+
+
+def split_name(target: str, namespace: str | None, *, namespaced: bool) -> tuple[str, str]:
+    """``NS/NAME`` or ``NAME`` (+ ``-n``) → (namespace, name); empty namespace when cluster-scoped."""
+    if "/" in target:
+        ns, _, name = target.partition("/")
+        if not namespaced:
+            raise typer.BadParameter(f"{target!r}: cluster-scoped objects have no namespace",
+                                     param_hint="NAME")
+        if not ns or not name or "/" in name:
+            raise typer.BadParameter(f"{target!r}: expected NAMESPACE/NAME", param_hint="NAME")
+        return ns, name
+    return ((namespace or "") if namespaced else ""), target
+
+
+def describe(
+    kind: Annotated[str, typer.Argument(help="binding (rb), crb or cluster", show_default=False)],
+    name: Annotated[str, typer.Argument(help="NAME, or NAMESPACE/NAME for a binding", show_default=False)],
+    namespace: Annotated[str | None, typer.Option(
+        "--namespace", "-n", help="namespace of a binding [default: the kubeconfig context's]",
+        show_default=False)] = None,
+    kubeconfig: connect.KubeconfigOption = None,
+) -> None:
+    """Explain a binding or a cluster: its state, and the failover timeline that led there."""
+    try:
+        info = kinds.resolve(kind)
+    except kinds.UnknownKind as exc:
+        raise typer.BadParameter(str(exc), param_hint="KIND") from None
+    if info.kind not in KINDS:
+        raise typer.BadParameter(f"{kind!r}: describe explains bindings (rb, crb) and clusters",
+                                 param_hint="KIND")
+    ns, object_name = split_name(name, namespace, namespaced=info.namespaced)
+
+    async def action(session: connect.Session) -> None:
+        out = t.console()
+        now = session.clock.now()
+        if info.kind == "Cluster":
+            await describe_cluster(session.client, object_name, out, now)
+        else:
+            model = ResourceBinding if info.kind == "ResourceBinding" else ClusterResourceBinding
+            where = (ns or session.namespace) if info.namespaced else ""
+            await describe_binding(session.client, model, object_name, where, out, now)
+
+    connect.run(kubeconfig, action)
+
+
+__all__ = ["describe", "describe_binding", "describe_cluster", "related_clusters", "split_name", "timeline"]

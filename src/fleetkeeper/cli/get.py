@@ -1,0 +1,238 @@
+"""``fleetkeeper get KIND [NAME]``: objects as tables, YAML or JSON.
+
+Like ``kubectl get``, with columns chosen for failover work: clusters show their mode,
+readiness and taints; bindings where their replicas are scheduled, how healthy each
+copy is and how many eviction tasks are open; Works their cluster and whether they are
+applied and healthy; timeline entries read as a log (oldest first)::
+
+    fleetkeeper get clusters
+    fleetkeeper get rb -A -o wide
+    fleetkeeper get works -n karmada-es-member1
+    fleetkeeper get binding nginx-deployment -o yaml
+    fleetkeeper get timeline --field-selector subject.name=member1
+
+``-o yaml|json`` print the objects as the API server has them (a ``List`` for more than
+one); ``-o wide`` adds columns. Namespaced kinds use ``-n NS``, ``-A`` for every
+namespace, else the kubeconfig context's namespace.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Annotated, Any
+
+import typer
+import yaml
+
+from fleetkeeper.api.meta import Resource
+from fleetkeeper.api.scheme import ResourceInfo
+from fleetkeeper.cli import connect, kinds
+from fleetkeeper.cli import table as t
+from fleetkeeper.cli.table import Column, dig
+
+OUTPUTS = ("table", "wide", "yaml", "json")
+
+
+# --------------------------------------------------------------------------- cells
+
+
+def _taints(obj: dict[str, Any], now: datetime) -> str:
+    taints = dig(obj, "spec", "taints") or []
+    return ",".join(f"{x.get('key')}:{x.get('effect')}" for x in taints if isinstance(x, dict)) or t.NONE
+
+
+def _nodes(obj: dict[str, Any], now: datetime) -> str:
+    summary = dig(obj, "status", "nodeSummary")
+    if not isinstance(summary, dict):
+        return t.NONE
+    return f"{summary.get('readyNum', 0)}/{summary.get('totalNum', 0)}"
+
+
+def _resource(obj: dict[str, Any], now: datetime) -> str:
+    ref = dig(obj, "spec", "resource") or {}
+    return f"{ref.get('kind')}/{ref.get('name')}" if isinstance(ref, dict) and ref.get("kind") else t.NONE
+
+
+def scheduled(obj: dict[str, Any], now: datetime | None = None) -> str:
+    """``member1:1,member2:2`` from a binding's ``spec.clusters``."""
+    targets = dig(obj, "spec", "clusters") or []
+    shown = [f"{c.get('name')}:{c.get('replicas', 0)}" for c in targets if isinstance(c, dict)]
+    return ",".join(shown) or t.NONE
+
+
+def health(obj: dict[str, Any], now: datetime | None = None) -> str:
+    """``Healthy`` when every copy is, else each cluster's health."""
+    items = [i for i in dig(obj, "status", "aggregatedStatus") or [] if isinstance(i, dict)]
+    if not items:
+        return t.NONE
+    states = [(str(i.get("clusterName")), str(i.get("health") or "Unknown")) for i in items]
+    if all(state == "Healthy" for _, state in states):
+        return "Healthy"
+    return ",".join(f"{cluster}:{state}" for cluster, state in states)
+
+
+def _evictions(obj: dict[str, Any], now: datetime) -> str:
+    return str(len(dig(obj, "spec", "gracefulEvictionTasks") or []))
+
+
+def _conditions(obj: dict[str, Any], now: datetime) -> str:
+    found = [c for c in dig(obj, "status", "conditions") or [] if isinstance(c, dict)]
+    return ",".join(f"{c.get('type')}={c.get('status')}" for c in found) or t.NONE
+
+
+def _work_cluster(obj: dict[str, Any], now: datetime) -> str:
+    namespace = str(dig(obj, "metadata", "namespace") or "")
+    return namespace.removeprefix("karmada-es-") if namespace.startswith("karmada-es-") else t.NONE
+
+
+def _workload(obj: dict[str, Any], now: datetime) -> str:
+    manifests = dig(obj, "spec", "workload", "manifests") or []
+    return ",".join(f"{m.get('kind')}/{dig(m, 'metadata', 'name')}" for m in manifests
+                    if isinstance(m, dict)) or t.NONE
+
+
+def _work_health(obj: dict[str, Any], now: datetime) -> str:
+    statuses = [s for s in dig(obj, "status", "manifestStatuses") or [] if isinstance(s, dict)]
+    return ",".join(sorted({str(s.get("health") or "Unknown") for s in statuses})) or t.NONE
+
+
+def _selectors(obj: dict[str, Any], now: datetime) -> str:
+    found = dig(obj, "spec", "resourceSelectors") or []
+    return ",".join(f"{s.get('kind')}/{s.get('name') or '*'}" for s in found if isinstance(s, dict)) or t.NONE
+
+
+def _placement_clusters(obj: dict[str, Any], now: datetime) -> str:
+    return ",".join(dig(obj, "spec", "placement", "clusterAffinity", "clusterNames") or []) or t.NONE
+
+
+def _replicas(obj: dict[str, Any], now: datetime) -> str:
+    return f"{dig(obj, 'status', 'readyReplicas') or 0}/{dig(obj, 'spec', 'replicas') or 0}"
+
+
+def _subject(obj: dict[str, Any], now: datetime) -> str:
+    subject = obj.get("subject") or {}
+    ns = subject.get("namespace")
+    return f"{subject.get('kind')}/{ns + '/' if ns else ''}{subject.get('name')}"
+
+
+def _renewed(obj: dict[str, Any], now: datetime) -> str:
+    renewed = dig(obj, "spec", "renewTime")
+    return t.age(renewed, now) + " ago" if renewed else t.NONE
+
+
+_BINDING = (Column("RESOURCE", _resource), Column("SCHEDULED", scheduled), Column("HEALTH", health),
+            Column("EVICTIONS", _evictions), Column("CONDITIONS", _conditions, wide=True))
+_POLICY = (Column("SELECTORS", _selectors), Column("CLUSTERS", _placement_clusters),
+           Column("PRIORITY", t.field("spec", "priority"), wide=True))
+
+#: (group, kind) → the columns between NAME and AGE
+COLUMNS: dict[tuple[str, str], tuple[Column, ...]] = {
+    ("cluster.karmada.io", "Cluster"): (
+        Column("MODE", t.field("spec", "syncMode")), Column("READY", t.condition_status("Ready")),
+        Column("VERSION", t.field("status", "kubernetesVersion")),
+        Column("REGION", t.field("spec", "region")),
+        Column("TAINTS", _taints), Column("NODES", _nodes, wide=True),
+        Column("API-ENDPOINT", t.field("spec", "apiEndpoint"), wide=True)),
+    ("work.karmada.io", "ResourceBinding"): _BINDING,
+    ("work.karmada.io", "ClusterResourceBinding"): _BINDING,
+    ("work.karmada.io", "Work"): (
+        Column("CLUSTER", _work_cluster), Column("WORKLOAD", _workload),
+        Column("APPLIED", t.condition_status("Applied")), Column("HEALTH", _work_health)),
+    ("policy.karmada.io", "PropagationPolicy"): _POLICY,
+    ("policy.karmada.io", "ClusterPropagationPolicy"): _POLICY,
+    ("apps", "Deployment"): (
+        Column("READY", _replicas), Column("UP-TO-DATE", t.field("status", "updatedReplicas")),
+        Column("AVAILABLE", t.field("status", "availableReplicas"))),
+    ("coordination.k8s.io", "Lease"): (
+        Column("HOLDER", t.field("spec", "holderIdentity")), Column("RENEWED", _renewed)),
+}
+TIMELINE = (Column("TIME (UTC)", lambda o, now: t.timestamp(o.get("time"))), Column("SUBJECT", _subject),
+            Column("ACTION", t.field("action")), Column("REASON", t.field("reason")),
+            Column("MESSAGE", t.field("message")), Column("COMPONENT", t.field("component"), wide=True))
+
+
+def columns_for(info: ResourceInfo, *, all_namespaces: bool) -> list[Column]:
+    """NAMESPACE (with ``-A``), NAME, the kind's columns, AGE — or the timeline's log columns."""
+    if info.kind == "TimelineEntry":
+        return list(TIMELINE)
+    head = [t.NAMESPACE] if info.namespaced and all_namespaces else []
+    return [*head, t.NAME, *COLUMNS.get((info.group, info.kind), ()), t.AGE]
+
+
+# --------------------------------------------------------------------------- output
+
+
+def dump(objects: list[dict[str, Any]], output: str, *, single: bool) -> str:
+    """YAML or JSON of one object, or of a ``List``."""
+    doc: dict[str, Any] = objects[0] if single and objects else {
+        "apiVersion": "v1", "kind": "List", "items": objects, "metadata": {"resourceVersion": ""}}
+    if output == "json":
+        return json.dumps(doc, indent=2)
+    return yaml.safe_dump(doc, sort_keys=False).rstrip("\n")
+
+
+def sort_key(info: ResourceInfo) -> Any:
+    if info.kind == "TimelineEntry":
+        return lambda o: (str(o.get("time") or ""), dig(o, "metadata", "name") or "")
+    return lambda o: (dig(o, "metadata", "namespace") or "", dig(o, "metadata", "name") or "")
+
+
+def namespace_for(info: ResourceInfo, namespace: str | None, all_namespaces: bool,
+                  default: str) -> str | None:
+    if not info.namespaced:
+        return ""
+    if all_namespaces:
+        return None
+    return namespace or default
+
+
+def get(
+    kind: Annotated[str, typer.Argument(help="kind: clusters, rb, works, pp, deploy, timeline, …",
+                                        show_default=False)],
+    name: Annotated[str | None, typer.Argument(help="one object by name", show_default=False)] = None,
+    namespace: Annotated[str | None, typer.Option("--namespace", "-n", help="namespace [default: the "
+                                                  "kubeconfig context's]", show_default=False)] = None,
+    all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A", help="every namespace")] = False,
+    output: Annotated[str, typer.Option("--output", "-o", help="table, wide, yaml or json")] = "table",
+    selector: Annotated[str | None, typer.Option("--selector", "-l", help="label selector",
+                                                 show_default=False)] = None,
+    field_selector: Annotated[str | None, typer.Option(help="field selector, e.g. subject.name=member1",
+                                                       show_default=False)] = None,
+    kubeconfig: connect.KubeconfigOption = None,
+) -> None:
+    """List objects of a kind, or show one, from the control plane."""
+    if output not in OUTPUTS:
+        raise typer.BadParameter(f"must be one of {', '.join(OUTPUTS)}", param_hint="--output")
+    try:
+        info = kinds.resolve(kind)
+    except kinds.UnknownKind as exc:
+        raise typer.BadParameter(str(exc), param_hint="KIND") from None
+    if name and all_namespaces:
+        raise typer.BadParameter("a name is looked up in one namespace; drop -A",
+                                 param_hint="--all-namespaces")
+
+    async def action(session: connect.Session) -> None:
+        ns = namespace_for(info, namespace, all_namespaces, session.namespace)
+        found: list[Resource]
+        if name:
+            found = [await session.client.get(info.model, name, ns or "")]
+        else:
+            listed = await session.client.list(info.model, ns, label_selector=selector,
+                                               field_selector=field_selector)
+            found = list(listed.items)
+        objects = sorted((o.to_dict() for o in found), key=sort_key(info))
+        if output in ("yaml", "json"):
+            typer.echo(dump(objects, output, single=bool(name)))
+            return
+        if not objects:
+            where = "" if ns in ("", None) else f" in namespace {ns}"
+            typer.echo(f"No {info.plural} found{where}.", err=True)
+            return
+        t.render(columns_for(info, all_namespaces=all_namespaces), objects, now=session.clock.now(),
+                 wide=output == "wide")
+
+    connect.run(kubeconfig, action)
+
+
+__all__ = ["COLUMNS", "TIMELINE", "columns_for", "dump", "get", "health", "namespace_for", "scheduled"]

@@ -1,0 +1,306 @@
+"""``fleetkeeper agent``: the Pull agent of one member cluster, over the network.
+
+A Pull cluster is one the control plane does not reach: an agent running next to the
+member does the cluster's share of the work — Karmada's karmada-agent. It is the very
+same :class:`~fleetkeeper.cmd.app.ControlPlane` the simulator runs in-process for Pull
+clusters, scoped to one cluster (``Scope(agent_cluster=NAME)``: cluster status, the
+heartbeat Lease, execution and work status), talking to the control plane through the
+REST client over HTTPS with its own token::
+
+    fleetkeeper token create-agent edge1                # writes STATE_DIR/agent-edge1.kubeconfig
+    fleetkeeper agent --kubeconfig ~/.local/state/fleetkeeper/agent-edge1.kubeconfig \\
+        --cluster-name edge1 --member simulated://edge1
+
+(``fleetkeeper up --pull-agent edge1`` does the first step, and registers the cluster, at
+start.) On start the agent registers its Cluster in Pull mode when it is absent, then
+renews ``karmada-cluster/NAME`` every ``--lease-duration`` × 0.25, probes the member and
+reports the cluster's status, and applies the Works of ``karmada-es-NAME``. When it stops
+(or dies) the heartbeats stop, and after ``--cluster-monitor-grace-period`` the control
+plane marks the cluster ``Ready=Unknown`` and fails its workloads over.
+
+**Least privilege.** An agent token may read only its own Cluster (and write its status),
+its Lease and the Works of its execution namespace; the API server refuses the rest. The
+agent's informers therefore ask for exactly that (:class:`AgentClient` narrows the
+list/watch of Clusters to ``metadata.name=NAME`` and of Works to ``karmada-es-NAME``).
+Nor may it write Events or failover-timeline entries, so the agent's recorders are
+quietly dropped (at debug level): what the timeline needs about a Pull cluster — its
+heartbeat going stale, taints, evictions — is recorded by the control plane. The API
+server does not let an agent token create Cluster objects either; when the cluster is
+not registered yet, the agent says how to register it (``fleetkeeper join NAME
+--sync-mode Pull``) instead of failing obscurely.
+
+``fleetkeeper token create-agent NAME`` mints (or shows) the agent token in the state
+directory's ``tokens.json`` — a running ``fleetkeeper up`` picks it up without a restart —
+and writes the agent's kubeconfig next to the admin one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import structlog
+import typer
+
+from fleetkeeper import errors
+from fleetkeeper.api import constants, core
+from fleetkeeper.api.cluster import Cluster, ClusterSpec
+from fleetkeeper.api.meta import ObjectMeta, Resource
+from fleetkeeper.api.timeline import TimelineEntry
+from fleetkeeper.api.work import Work
+from fleetkeeper.cli import paths
+from fleetkeeper.cli.clusters import cluster_name_problem
+from fleetkeeper.cli.options import with_options
+from fleetkeeper.client.interface import Client, ObjectList, PatchType, WatchEvent
+from fleetkeeper.client.rest import RestClient, read_kubeconfig
+from fleetkeeper.clock import Clock, SystemClock
+from fleetkeeper.cmd import components as parts
+from fleetkeeper.members import Member, open_member
+from fleetkeeper.options import Options, parse_duration
+from fleetkeeper.runtime.context import Scope
+
+T = TypeVar("T", bound=Resource)
+_log = structlog.get_logger("fleetkeeper.agent")
+#: first wait between attempts to reach the control plane at start (doubles up to the max)
+RETRY_FIRST, RETRY_MAX = 0.5, 10.0
+#: Options that mean something to an agent (the rest belong to the control plane)
+AGENT_FIELDS = ("cluster_status_update_frequency", "cluster_success_threshold", "cluster_failure_threshold",
+                "cluster_probe_timeout", "cluster_lease_renew_interval_fraction", "concurrent_syncs",
+                "rate_limiter_base_delay", "rate_limiter_max_delay", "rate_limiter_qps",
+                "rate_limiter_bucket_size")
+
+
+class AgentClient:
+    """A client limited to what one cluster's agent may see (see the module notes)."""
+
+    def __init__(self, inner: Client, cluster: str) -> None:
+        self._inner = inner
+        self.cluster = cluster
+
+    def _narrow(self, model: type[Resource], namespace: str | None,
+                field_selector: str | None) -> tuple[str | None, str | None]:
+        if issubclass(model, Cluster) and not field_selector:
+            return namespace, f"metadata.name={self.cluster}"
+        if issubclass(model, Work) and namespace is None:
+            return constants.execution_namespace(self.cluster), field_selector
+        return namespace, field_selector
+
+    async def get(self, model: type[T], name: str, namespace: str = "") -> T:
+        return await self._inner.get(model, name, namespace)
+
+    async def list(self, model: type[T], namespace: str | None = None, *, label_selector: str | None = None,
+                   field_selector: str | None = None) -> ObjectList[T]:
+        namespace, field_selector = self._narrow(model, namespace, field_selector)
+        return await self._inner.list(model, namespace, label_selector=label_selector,
+                                      field_selector=field_selector)
+
+    def watch(self, model: type[T], namespace: str | None = None, *, resource_version: str | None = None,
+              label_selector: str | None = None, field_selector: str | None = None
+              ) -> AsyncIterator[WatchEvent[T]]:
+        namespace, field_selector = self._narrow(model, namespace, field_selector)
+        return self._inner.watch(model, namespace, resource_version=resource_version,
+                                 label_selector=label_selector, field_selector=field_selector)
+
+    async def create(self, obj: T) -> T:
+        if isinstance(obj, core.Event | TimelineEntry):
+            _log.debug("an agent records no events or timeline entries", kind=obj.kind, name=obj.name)
+            return obj
+        return await self._inner.create(obj)
+
+    async def update(self, obj: T) -> T:
+        return await self._inner.update(obj)
+
+    async def update_status(self, obj: T) -> T:
+        return await self._inner.update_status(obj)
+
+    async def patch(self, model: type[T], name: str, namespace: str = "", *,
+                    patch: dict[str, Any] | builtins.list[Any], patch_type: PatchType = "merge",
+                    subresource: str | None = None) -> T:
+        return await self._inner.patch(model, name, namespace, patch=patch, patch_type=patch_type,
+                                       subresource=subresource)
+
+    async def delete(self, model: type[T], name: str, namespace: str = "", *,
+                     resource_version: str | None = None) -> None:
+        await self._inner.delete(model, name, namespace, resource_version=resource_version)
+
+
+class OneMember:
+    """The member pool of an agent: its one member, whatever the Cluster's endpoint says."""
+
+    def __init__(self, cluster: str, member: Member) -> None:
+        self.cluster = cluster
+        self._member = member
+
+    def member(self, cluster_name: str, api_endpoint: str | None = None) -> Member:
+        if cluster_name != self.cluster:
+            raise errors.MemberUnreachable(
+                f"this agent serves cluster {self.cluster!r}, not {cluster_name!r}")
+        return self._member
+
+
+# --------------------------------------------------------------------------- registration
+
+
+async def register(client: Client, name: str, member_url: str) -> str:
+    """Make sure cluster ``name`` exists in Pull mode; say what was done."""
+    try:
+        cluster = await client.get(Cluster, name)
+    except errors.NotFound:
+        fresh = Cluster(metadata=ObjectMeta(name=name),
+                        spec=ClusterSpec(sync_mode="Pull", api_endpoint=member_url))
+        try:
+            await client.create(fresh)
+        except errors.Forbidden:
+            parts.fail(f"cluster {name!r} is not registered and this agent's token may not register it; "
+                       f"register it first: fleetkeeper join {name} --sync-mode Pull")
+        except errors.Invalid as exc:
+            parts.fail(f"--cluster-name {name}: {exc.message}", 2)
+        return f"registered cluster {name} (Pull)"
+    if cluster.spec.sync_mode != "Pull":
+        parts.fail(f"cluster {name!r} is registered in {cluster.spec.sync_mode} mode; an agent serves Pull "
+                   f"clusters only (fleetkeeper unjoin {name}, then join it with --sync-mode Pull)")
+    return f"cluster {name} is registered (Pull)"
+
+
+async def register_with_retries(client: Client, name: str, member_url: str, *, clock: Clock,
+                                stop: asyncio.Event, server: str) -> str | None:
+    """:func:`register`, retried while the control plane is unreachable; None if stopped."""
+    delay = RETRY_FIRST
+    while not stop.is_set():
+        try:
+            return await register(client, name, member_url)
+        except errors.Unauthorized as exc:
+            parts.fail(f"the control plane at {server} refused this agent's token: {exc.message}")
+        except errors.Forbidden as exc:
+            parts.fail(f"the control plane at {server} refused access to cluster {name!r}: {exc.message} "
+                       f"(is --cluster-name the cluster this kubeconfig was made for?)")
+        except errors.InternalError as exc:
+            typer.echo(f"  waiting for the control plane at {server}: {exc.message}", err=True)
+        waiter = asyncio.ensure_future(stop.wait())
+        sleeper = asyncio.ensure_future(clock.sleep(delay))
+        await asyncio.wait([waiter, sleeper], return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        sleeper.cancel()
+        delay = min(delay * 2, RETRY_MAX)
+    return None
+
+
+# --------------------------------------------------------------------------- the command
+
+
+async def run_agent(kubeconfig: Path, name: str, member_url: str, options: Options) -> None:
+    """Register, then run the agent's controllers until SIGINT/SIGTERM."""
+    from fleetkeeper.cmd.app import ControlPlane
+
+    clock = SystemClock()
+    try:
+        member = open_member(member_url, clock=clock)
+    except ValueError as exc:
+        parts.fail(f"--member {member_url}: {exc}", 2)
+    try:
+        server = read_kubeconfig(kubeconfig).server
+        rest = RestClient.from_kubeconfig(kubeconfig, clock=clock, field_manager=f"fleetkeeper-agent-{name}")
+    except (ValueError, KeyError, OSError) as exc:
+        parts.fail(f"--kubeconfig {kubeconfig}: {exc}", 2)
+    stop = asyncio.Event()
+    with parts.stop_on_signals(stop):
+        try:
+            done = await register_with_retries(rest, name, member_url, clock=clock, stop=stop, server=server)
+            if done is None:
+                return
+            typer.echo(f"  {done}")
+            plane = ControlPlane(store=None, client_override=AgentClient(rest, name), clock=clock,
+                                 members=OneMember(name, member), options=options,
+                                 scope=Scope(agent_cluster=name), identity=f"agent-{name}")
+            task = asyncio.get_running_loop().create_task(plane.run(), name=f"agent-{name}")
+            try:
+                if await parts.step(plane.wait_started(), watch=[task], stop=stop):
+                    renew = options.cluster_lease_duration * options.cluster_lease_renew_interval_fraction
+                    typer.echo(f"  running: lease karmada-cluster/{name} renewed every {renew:g}s, "
+                               f"Works of {constants.execution_namespace(name)} applied to {member_url} "
+                               "(Ctrl-C stops)")
+                    await parts.step(stop.wait(), watch=[task], stop=stop)
+            finally:
+                problems = await parts.cancel(task)
+            if problems:
+                raise problems[0]
+        finally:
+            await rest.aclose()
+            await member.close()
+    typer.echo(f"agent for {name} stopped")
+
+
+@with_options(only=AGENT_FIELDS)
+def agent(
+    kubeconfig: Annotated[Path, typer.Option(help="the agent's kubeconfig (fleetkeeper token create-agent)",
+                                             show_default=False)],
+    cluster_name: Annotated[str, typer.Option(help="the member cluster this agent serves",
+                                              show_default=False)],
+    member: Annotated[str, typer.Option(help="how to reach the member: simulated://NAME",
+                                        show_default=False)],
+    lease_duration: Annotated[str, typer.Option(
+        help="heartbeat Lease duration; renewed every duration × 0.25")] = "40s",
+    log_level: Annotated[str, typer.Option(help="debug, info, warning or error (stderr)")] = "warning",
+    *,
+    options: Options,
+) -> None:
+    """Run the Pull agent of one member cluster: heartbeat, status and Works, over HTTPS."""
+    from fleetkeeper.cmd import logs
+
+    try:
+        duration = parse_duration(lease_duration)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--lease-duration") from None
+    if duration < 1:
+        raise typer.BadParameter("must be at least 1s", param_hint="--lease-duration")
+    if not kubeconfig.is_file():
+        raise typer.BadParameter(f"{kubeconfig}: no such file", param_hint="--kubeconfig")
+    try:
+        logs.configure(level=log_level, clock=SystemClock())
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--log-level") from None
+    typer.echo(f"fleetkeeper agent for cluster {cluster_name}")
+    asyncio.run(run_agent(kubeconfig, cluster_name, member, options.replace(cluster_lease_duration=duration)))
+
+
+# --------------------------------------------------------------------------- tokens
+
+token_app = typer.Typer(help="Credentials for Pull agents.", no_args_is_help=True)
+
+
+@token_app.command("create-agent")
+def create_agent(
+    name: Annotated[str, typer.Argument(help="the Pull cluster the agent serves", show_default=False)],
+    state_dir: Annotated[Path | None, typer.Option(
+        help="the state directory of `fleetkeeper up` [default: $XDG_STATE_HOME/fleetkeeper or "
+             "~/.local/state/fleetkeeper]", show_default=False)] = None,
+    rotate: Annotated[bool, typer.Option(help="issue a new token (the old one stops working)")] = False,
+) -> None:
+    """Mint the token of NAME's Pull agent and write STATE_DIR/agent-NAME.kubeconfig."""
+    from fleetkeeper.apiserver import Tokens, write_kubeconfig
+
+    directory = (state_dir or paths.default_state_dir()).expanduser()
+    tokens_file, admin = directory / paths.TOKENS_FILE, directory / paths.KUBECONFIG_FILE
+    ca = directory / paths.PKI_DIR / "ca.crt"
+    if not (tokens_file.is_file() and admin.is_file() and ca.is_file()):
+        parts.fail(f"{directory} holds no control plane (no {paths.TOKENS_FILE}, {paths.KUBECONFIG_FILE} and "
+                   f"{paths.PKI_DIR}/ca.crt): start `fleetkeeper up` there first, or pass --state-dir", 2)
+    problem = cluster_name_problem(name)
+    if problem:
+        raise typer.BadParameter(f"{name!r}: {problem}", param_hint="NAME")
+    tokens = Tokens.load(tokens_file)
+    token = tokens.agents.get(name)
+    if token is None or rotate:
+        token = tokens.add_agent(name)
+        tokens.save(tokens_file)
+    path = write_kubeconfig(directory / paths.agent_kubeconfig_name(name), read_kubeconfig(admin).server,
+                            ca.read_bytes(), token, namespace=constants.LEASE_NAMESPACE, user=f"agent-{name}")
+    typer.echo(f"agent kubeconfig for {name}: {path}")
+    typer.echo(f"run the agent with:\n  fleetkeeper agent --kubeconfig {path} --cluster-name {name} "
+               f"--member simulated://{name}")
+
+
+__all__ = ["AgentClient", "OneMember", "agent", "create_agent", "register", "run_agent", "token_app"]

@@ -1,0 +1,361 @@
+"""The control plane's parts, run together (``fleetkeeper up``) or apart.
+
+``fleetkeeper up`` runs the API server, the controller-manager and the scheduler in one
+process and one event loop over one store. Bigger setups run them apart::
+
+    fleetkeeper apiserver --store etcd://127.0.0.1:2379 --state-dir /srv/fk --port 6443   # see cmd/up.py
+    fleetkeeper controller-manager --store etcd://127.0.0.1:2379        # or --kubeconfig FILE
+    fleetkeeper scheduler --kubeconfig /srv/fk/kubeconfig                # or --store etcd://…
+
+**How a split controller-manager or scheduler reaches the state.** Either straight onto
+a *shared* store (``--store etcd://…``: a local client, like ``up``, but the store is
+shared by every process), or through an API server (``--kubeconfig FILE``: the REST
+client over HTTPS, the way a Pull agent talks). SQLite is embedded: exactly one
+process may write it, the one serving the API (``up`` or ``apiserver``), so
+``--store sqlite://…`` is refused for the other two with a message saying what to do
+instead; ``memory://`` lives inside one process and is refused likewise. Replicas of a
+component elect a leader (``--leader-elect``, on by default): the controller-manager
+competes for the Lease ``karmada-system/fleetkeeper-controller-manager`` and the
+scheduler, run apart, for ``karmada-system/fleetkeeper-scheduler``.
+
+**Members.** Push clusters are reached through :class:`MemberUrls`, which opens the
+member named by each Cluster's ``spec.apiEndpoint`` (``simulated://NAME`` gives the
+in-process simulated cluster NAME, created on first use, so ``fleetkeeper join NAME
+--member simulated://NAME`` works against a running control plane).
+
+The helpers every long-running command shares live here too: the state-directory
+lock, signal handling and supervised startup steps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import signal
+import socket
+import uuid
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, Protocol
+
+import typer
+
+from fleetkeeper import errors
+from fleetkeeper.api import admission
+from fleetkeeper.apiserver import bind
+from fleetkeeper.cli import paths
+from fleetkeeper.cli.options import with_options
+from fleetkeeper.client.interface import Client
+from fleetkeeper.client.local import LocalClient
+from fleetkeeper.client.rest import RestClient
+from fleetkeeper.clock import Clock, SystemClock
+from fleetkeeper.cmd import logs
+from fleetkeeper.members import Member, open_member
+from fleetkeeper.options import Options
+from fleetkeeper.runtime.leaderelection import LeaderElectionConfig, LeaderElector
+from fleetkeeper.runtime.manager import Manager
+from fleetkeeper.scheduler import controller as scheduler_controller
+
+SCHEDULER_LEASE = "fleetkeeper-scheduler"
+DEFAULT_PORT = 6443
+
+
+# --------------------------------------------------------------------------- errors and identity
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    """Print ``error: message`` on stderr and exit with ``code`` (2: bad input)."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def options_error(exc: ValueError) -> str:
+    """Options that do not fit together (the leader-election timings), in terms of their flags."""
+    text = str(exc)
+    for name in ("retry_period", "renew_deadline", "lease_duration"):
+        text = text.replace(name, "--leader-elect-" + name.replace("_", "-"))
+    return text
+
+
+def identity(role: str) -> str:
+    """A leader-election identity unique to this process."""
+    return f"{socket.gethostname()}_{role}_{uuid.uuid4().hex[:8]}"
+
+
+# --------------------------------------------------------------------------- members
+
+
+class MemberUrls:
+    """A member pool that opens each cluster's ``spec.apiEndpoint`` (see the module notes)."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._open: dict[tuple[str, str], Member] = {}
+
+    def member(self, cluster_name: str, api_endpoint: str | None = None) -> Member:
+        if not api_endpoint:
+            raise errors.MemberUnreachable(f"cluster {cluster_name!r} has no spec.apiEndpoint")
+        key = (cluster_name, api_endpoint)
+        found = self._open.get(key)
+        if found is None:
+            try:
+                found = self._open[key] = open_member(api_endpoint, clock=self._clock)
+            except ValueError as exc:
+                raise errors.MemberUnreachable(f"cluster {cluster_name!r}: {exc}") from None
+        return found
+
+
+# --------------------------------------------------------------------------- state directory
+
+
+class StateLock:
+    """An exclusive lock on a state directory, so two servers never share one."""
+
+    def __init__(self, directory: Path) -> None:
+        self.path = directory / paths.LOCK_FILE
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock or exit with a message naming the holder."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 64).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            fail(f"another fleetkeeper server (pid {holder}) is using the state directory "
+                 f"{self.path.parent}; stop it first or pass a different --state-dir")
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def bind_or_fail(host: str, port: int) -> socket.socket:
+    try:
+        return bind(host, port)
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc} (is another API server running? "
+             "pass --port PORT, or --port 0 for a free one)")
+
+
+def advertised_url(sock: socket.socket, host: str) -> str:
+    port = sock.getsockname()[1]
+    shown = "127.0.0.1" if host in ("0.0.0.0", "") else ("::1" if host == "::" else host)
+    return f"https://[{shown}]:{port}" if ":" in shown else f"https://{shown}:{port}"
+
+
+def store_url_or_default(store: str | None, state_dir: Path) -> str:
+    return store or f"sqlite:///{state_dir / paths.STORE_FILE}"
+
+
+# --------------------------------------------------------------------------- running
+
+
+@contextlib.contextmanager
+def stop_on_signals(stop: asyncio.Event) -> Iterator[None]:
+    """Set ``stop`` on SIGINT (Ctrl-C) and SIGTERM while inside the block."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        yield
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
+async def step(awaitable: Awaitable[Any], *, watch: Sequence[asyncio.Task[Any]], stop: asyncio.Event) -> bool:
+    """Await a startup step: True once done, False if ``stop`` was set first; if a watched
+    task ends meanwhile, raise what it died of."""
+    work = asyncio.ensure_future(awaitable)
+    stopper = asyncio.ensure_future(stop.wait())
+    try:
+        done, _ = await asyncio.wait([work, stopper, *watch], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopper.cancel()
+    if work in done:
+        work.result()
+        return True
+    work.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await work
+    for task in watch:
+        if task in done:
+            task.result()  # raises what the task died of
+            raise RuntimeError(f"{task.get_name()} stopped unexpectedly")
+    return False
+
+
+async def cancel(*tasks: asyncio.Task[Any]) -> list[BaseException]:
+    """Cancel ``tasks``, wait for them, and return the errors other than cancellation."""
+    for task in tasks:
+        task.cancel()
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    return [r for r in results if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError)]
+
+
+def split_client(store: str | None, kubeconfig: Path | None, *, clock: Clock,
+                 component: str) -> tuple[Client, Any]:
+    """The client of a split component and what to close afterwards (see the module notes)."""
+    if (store is None) == (kubeconfig is None):
+        fail(f"{component}: pass exactly one of --store etcd://… (a shared store) or --kubeconfig FILE "
+             "(an API server)", 2)
+    if kubeconfig is not None:
+        if not kubeconfig.is_file():
+            fail(f"--kubeconfig {kubeconfig}: no such file", 2)
+        try:
+            rest = RestClient.from_kubeconfig(kubeconfig, clock=clock,
+                                              field_manager=f"fleetkeeper-{component}")
+        except (ValueError, KeyError, OSError) as exc:
+            fail(f"--kubeconfig {kubeconfig}: {exc}", 2)
+        return rest, rest
+    assert store is not None
+    scheme = store.partition("://")[0].lower()
+    if scheme == "sqlite":
+        fail(f"--store {store}: an embedded SQLite store is written by one process only (the one serving "
+             "the API: `fleetkeeper up` or `fleetkeeper apiserver`); run the "
+             f"{component} with --kubeconfig to go through that API server, or use a shared etcd:// store", 2)
+    if scheme == "memory":
+        fail(f"--store {store}: a memory:// store lives inside one process; use `fleetkeeper up`, "
+             f"or run the {component} with --kubeconfig or a shared etcd:// store", 2)
+    from fleetkeeper.store import open_store
+
+    try:
+        opened = open_store(store, clock=clock)
+    except (ValueError, ImportError, OSError) as exc:
+        fail(f"--store {store}: {exc}", 2)
+    return LocalClient(opened, admission=admission.admit, clock=clock), opened
+
+
+async def _close(resource: Any) -> None:
+    closer = getattr(resource, "aclose", None) or getattr(resource, "close", None)
+    if closer is not None:
+        result = closer()
+        if asyncio.iscoroutine(result):
+            await result
+
+
+class Component(Protocol):
+    """What a split component runs: a manager or a control plane."""
+
+    async def run(self) -> None: ...
+
+    async def wait_started(self) -> None: ...
+
+
+def _run_until_signal(build: Callable[[], tuple[Component, Any]], *, label: str) -> None:
+    """Run the component ``build()`` returns (with what to close after) until SIGINT/SIGTERM."""
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        with stop_on_signals(stop):
+            try:
+                runnable, resource = build()
+            except ValueError as exc:
+                fail(options_error(exc), 2)
+            task = asyncio.get_running_loop().create_task(runnable.run(), name=label)
+            try:
+                if await step(runnable.wait_started(), watch=[task], stop=stop):
+                    typer.echo(f"{label} running (Ctrl-C stops)")
+                await step(stop.wait(), watch=[task], stop=stop)
+            finally:
+                problems = await cancel(task)
+                await _close(resource)
+            if problems:
+                raise problems[0]
+        typer.echo(f"{label} stopped")
+
+    asyncio.run(main())
+
+
+# --------------------------------------------------------------------------- commands
+
+StateDir = Annotated[Path | None, typer.Option(
+    help="keep PKI, tokens, kubeconfig (and the default sqlite store) here "
+         "[default: $XDG_STATE_HOME/fleetkeeper or ~/.local/state/fleetkeeper]", show_default=False)]
+LogLevel = Annotated[str, typer.Option(help="debug, info, warning or error (stderr)")]
+SplitStore = Annotated[str | None, typer.Option(
+    "--store", help="a shared store URL (etcd://host:port); sqlite:// and memory:// belong to one process",
+    show_default=False)]
+SplitKubeconfig = Annotated[Path | None, typer.Option(
+    help="reach the API server with this kubeconfig instead of opening a store", show_default=False)]
+
+
+def configure_logs(level: str, clock: Clock) -> None:
+    """Logs to stderr at ``level``; a bad level is a usage error naming ``--log-level``."""
+    try:
+        logs.configure(level=level, clock=clock)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--log-level") from None
+
+
+@with_options(exclude=("cluster_lease_duration", "cluster_lease_renew_interval_fraction"))
+def controller_manager(
+    store: SplitStore = None,
+    kubeconfig: SplitKubeconfig = None,
+    log_level: LogLevel = "warning",
+    *,
+    options: Options,
+) -> None:
+    """Run every controller (not the scheduler) against a shared store or an API server."""
+    from fleetkeeper.cmd.app import ControlPlane
+
+    clock = SystemClock()
+    configure_logs(log_level, clock)
+
+    def build() -> tuple[Component, Any]:
+        client, resource = split_client(store, kubeconfig, clock=clock, component="controller-manager")
+        plane = ControlPlane(store=None, client_override=client, clock=clock, members=MemberUrls(clock),
+                             options=options, with_scheduler=False, identity=identity("controller-manager"))
+        return plane, resource
+
+    _run_until_signal(build, label="controller-manager")
+
+
+SCHEDULER_FIELDS = ("scheduler_name", "enable_empty_workload_propagation", "concurrent_syncs", "leader_elect",
+                    "leader_elect_lease_duration", "leader_elect_renew_deadline", "leader_elect_retry_period")
+
+
+@with_options(only=SCHEDULER_FIELDS)
+def scheduler(
+    store: SplitStore = None,
+    kubeconfig: SplitKubeconfig = None,
+    log_level: LogLevel = "warning",
+    *,
+    options: Options,
+) -> None:
+    """Run the scheduler alone against a shared store or an API server."""
+    clock = SystemClock()
+    configure_logs(log_level, clock)
+
+    def build() -> tuple[Component, Any]:
+        client, resource = split_client(store, kubeconfig, clock=clock, component="scheduler")
+        elector = None
+        if options.leader_elect:
+            config = LeaderElectionConfig(
+                SCHEDULER_LEASE, identity("scheduler"), lease_duration=options.leader_elect_lease_duration,
+                renew_deadline=options.leader_elect_renew_deadline,
+                retry_period=options.leader_elect_retry_period)
+            elector = LeaderElector(client, config, clock=clock)
+        manager = Manager(client, clock=clock, elector=elector)
+        manager.add(scheduler_controller.new_controller(
+            client, manager.informers, clock=clock, scheduler_name=options.scheduler_name,
+            workers=options.concurrent_syncs))
+        return manager, resource
+
+    _run_until_signal(build, label="scheduler")
+
+
+__all__ = [
+    "DEFAULT_PORT", "Component", "MemberUrls", "StateLock", "advertised_url", "bind_or_fail", "cancel",
+    "configure_logs", "controller_manager", "fail", "identity", "options_error", "scheduler", "step",
+    "stop_on_signals", "store_url_or_default",
+]

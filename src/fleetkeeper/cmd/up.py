@@ -1,0 +1,406 @@
+"""``fleetkeeper up``: the whole control plane on this machine, in real time.
+
+One process, one event loop, one store: the API server (HTTPS on ``127.0.0.1:PORT``),
+every controller and the scheduler (:class:`~fleetkeeper.cmd.app.ControlPlane` over the
+same store, through a local client), and ``--clusters N`` simulated member clusters
+``member1..memberN`` joined in Push mode with ``apiEndpoint: simulated://memberK``.
+
+**State.** Everything lives in the state directory (``--state-dir``, default a per-user
+directory, see :mod:`fleetkeeper.cli.paths`): ``state.db`` (sqlite, unless ``--store``
+says otherwise), ``pki/`` (a CA and the serving certificate), ``tokens.json`` (the admin
+token and one token per Pull agent) and ``kubeconfig`` (admin, for kubectl and the
+fleetkeeper CLI). A second start reuses all of it, so a restart loses nothing: objects
+stay in the store, controllers resume from it (informers list, then watch), the
+certificates and tokens stay valid. An exclusive lock keeps two servers off one
+directory.
+
+**Members after a restart.** Simulated members live in memory and come back empty. No
+special recovery is needed, and none is attempted: the execution controller re-applies
+every Work it finds on its first list (it remembers what it applied only in memory), the
+binding controller finds the Works it wants already there (Work names are deterministic,
+so nothing is duplicated), and the status controllers read the new copies back.
+
+**Readiness.** ``GET /readyz`` answers 503 (saying what it waits for) until the store is
+open, the informers have synced, this process leads the controllers and the members
+have joined; then 200. Progress lines go to stdout, then the kubeconfig path and what to
+try next.
+
+**Pull agents.** ``--pull-agent NAME`` (repeatable) registers cluster NAME in Pull mode,
+mints its agent token and writes ``STATE_DIR/agent-NAME.kubeconfig`` for
+``fleetkeeper agent``. ``fleetkeeper token create-agent NAME`` does the token part while
+``up`` runs (the server re-reads the tokens file). Each start rewrites the agents'
+kubeconfigs with its address (it changes with ``--port 0``).
+
+**The API server alone.** ``fleetkeeper apiserver`` is this command's API server without
+controllers or members — the first of the parts :mod:`fleetkeeper.cmd.components` runs
+apart — over the same state directory layout.
+
+**Stopping.** Ctrl-C or SIGTERM: the API server stops taking requests and ends open
+watches, the controllers stop (the leader lease is released), the store is closed —
+every acknowledged write is on disk — and the command exits 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from starlette.responses import PlainTextResponse
+from starlette.types import Receive, Scope, Send
+
+from fleetkeeper import errors
+from fleetkeeper.api import constants
+from fleetkeeper.api.cluster import Cluster, ClusterSpec
+from fleetkeeper.api.meta import ObjectMeta
+from fleetkeeper.apiserver import (
+    ApiServerApp,
+    TLSFiles,
+    Tokens,
+    auth,
+    build_app,
+    ensure_certificates,
+    serve,
+    write_kubeconfig,
+)
+from fleetkeeper.apiserver.state import ServerState
+from fleetkeeper.cli import paths
+from fleetkeeper.cli.options import with_options
+from fleetkeeper.client.interface import Client
+from fleetkeeper.clock import Clock, SystemClock
+from fleetkeeper.cmd import components as parts
+from fleetkeeper.cmd.app import ControlPlane
+from fleetkeeper.options import Options
+from fleetkeeper.store import Store, open_store
+
+MAX_CLUSTERS = 100
+
+
+class GatedApp(ApiServerApp):
+    """The API server, whose ``/readyz`` also waits for the rest of the control plane."""
+
+    def __init__(self, state: ServerState) -> None:
+        super().__init__(state)
+        #: what readiness still waits for ("" once ready)
+        self.pending = "starting"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.pending and scope["type"] == "http" and scope["path"].rstrip("/") == "/readyz":
+            await PlainTextResponse(f"not ready: {self.pending}\n", status_code=503)(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
+# --------------------------------------------------------------------------- the state directory
+
+#: how often the API server looks for tokens minted by ``fleetkeeper token create-agent``
+TOKENS_RELOAD_SECONDS = 1.0
+
+
+class ReloadingTokens(Tokens):
+    """The server's tokens, re-read when their file changes (new agents need no restart)."""
+
+    def __init__(self, path: Path, clock: Clock) -> None:
+        loaded = Tokens.load_or_create(path)
+        super().__init__(admin=loaded.admin, agents=loaded.agents)
+        self.path = path
+        self._clock = clock
+        self._stamp = self._mtime()
+        self._checked = clock.monotonic()
+
+    def _mtime(self) -> int:
+        try:
+            return self.path.stat().st_mtime_ns
+        except OSError:
+            return 0
+
+    def _reload(self, *, force: bool = False) -> None:
+        now = self._clock.monotonic()
+        if not force and now - self._checked < TOKENS_RELOAD_SECONDS:
+            return
+        self._checked = now
+        stamp = self._mtime()
+        if stamp == self._stamp or stamp == 0:
+            return
+        fresh = Tokens.load(self.path)
+        self.admin = fresh.admin
+        for cluster in set(self.agents) - set(fresh.agents):
+            self.revoke_agent(cluster)
+        for cluster, token in fresh.agents.items():
+            self.add_agent(cluster, token)
+        self._stamp = stamp
+
+    def authenticate(self, authorization: str | None) -> auth.User:
+        self._reload()
+        try:
+            return super().authenticate(authorization)
+        except errors.Unauthorized:
+            self._reload(force=True)  # maybe an agent minted a moment ago
+            return super().authenticate(authorization)
+
+
+@dataclass(frozen=True)
+class ServerFiles:
+    """What an API server keeps in its state directory."""
+
+    directory: Path
+    tls: TLSFiles
+    tokens: ReloadingTokens
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.directory / paths.KUBECONFIG_FILE
+
+    def write_admin_kubeconfig(self, url: str) -> Path:
+        return write_kubeconfig(self.kubeconfig, url, self.tls.ca_pem(), self.tokens.admin)
+
+
+def server_files(directory: Path, *, host: str, clock: Clock) -> ServerFiles:
+    """Create (first start) or reuse the PKI and tokens in ``directory``."""
+    tls = ensure_certificates(directory / paths.PKI_DIR, clock=clock, hosts=(host,))
+    tokens = ReloadingTokens(directory / paths.TOKENS_FILE, clock)
+    return ServerFiles(directory, tls, tokens)
+
+
+@dataclass
+class Up:
+    """What ``fleetkeeper up`` was asked to run."""
+
+    state_dir: Path
+    store_url: str
+    host: str
+    port: int
+    clusters: int
+    options: Options
+    pull_agents: list[str] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+
+    def say(self, what: str, detail: str) -> None:
+        typer.echo(f"  {what:<12} {detail}")
+
+
+# --------------------------------------------------------------------------- members and agents
+
+
+def member_cluster(name: str) -> Cluster:
+    """The Cluster a simulated Push member joins with."""
+    return Cluster(metadata=ObjectMeta(name=name),
+                   spec=ClusterSpec(sync_mode="Push", api_endpoint=f"simulated://{name}"))
+
+
+async def join_members(client: Client, count: int) -> tuple[list[str], list[str]]:
+    """Join member1..memberN unless already joined; (joined now, already there)."""
+    joined, present = [], []
+    for index in range(1, count + 1):
+        name = f"member{index}"
+        try:
+            await client.create(member_cluster(name))
+            joined.append(name)
+        except errors.AlreadyExists:
+            present.append(name)
+    return joined, present
+
+
+async def register_pull_agents(run: Up, files: ServerFiles, client: Client, url: str) -> None:
+    """Register each ``--pull-agent`` cluster (Pull) and mint its token; then (re)write the
+    kubeconfig of every agent that has one, so it names this start's address."""
+    for name in run.pull_agents:
+        cluster = Cluster(metadata=ObjectMeta(name=name), spec=ClusterSpec(sync_mode="Pull"))
+        try:
+            await client.create(cluster)
+        except errors.AlreadyExists:
+            pass
+        except errors.Invalid as exc:
+            parts.fail(f"--pull-agent {name}: {exc.message}", 2)
+        if name not in files.tokens.agents:
+            files.tokens.add_agent(name)
+            files.tokens.save(files.tokens.path)
+    for name, token in sorted(files.tokens.agents.items()):
+        path = run.state_dir / paths.agent_kubeconfig_name(name)
+        if name in run.pull_agents or path.exists():
+            write_kubeconfig(path, url, files.tls.ca_pem(), token, namespace=constants.LEASE_NAMESPACE,
+                             user=f"agent-{name}")
+        if name in run.pull_agents:
+            run.say("pull agent", f"{name}: fleetkeeper agent --kubeconfig {path} --cluster-name {name} "
+                                  f"--member simulated://{name}")
+
+
+def up_identity(state_dir: Path) -> str:
+    """The controllers' leader-election identity: stable per host and state directory, so a
+    restarted ``up`` takes its own lease back at once instead of waiting for it to expire."""
+    digest = hashlib.blake2b(str(state_dir).encode(), digest_size=4).hexdigest()
+    return f"{socket.gethostname()}_up_{digest}"
+
+
+# --------------------------------------------------------------------------- running
+
+
+async def _start(run: Up, files: ServerFiles, sock: Any, store: Store, clock: Clock,
+                 stop: asyncio.Event, tasks: list[asyncio.Task[Any]]) -> ControlPlane | None:
+    """Start the server and the control plane (appending their tasks); None if stopped meanwhile."""
+    url = parts.advertised_url(sock, run.host)
+    app = GatedApp(build_app(store, clock=clock, tokens=files.tokens).state)
+    started = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    tasks.append(loop.create_task(serve(app, sock=sock, tls=files.tls, stop=stop, started=started),
+                                  name="apiserver"))
+    if not await parts.step(started.wait(), watch=tasks, stop=stop):
+        return None
+    kubeconfig = files.write_admin_kubeconfig(url)
+    run.say("apiserver", f"{url} (admin kubeconfig {kubeconfig})")
+    app.pending = "controllers starting"
+    try:
+        plane = ControlPlane(store=store, clock=clock, members=parts.MemberUrls(clock), options=run.options,
+                             identity=up_identity(run.state_dir))
+    except ValueError as exc:
+        parts.fail(parts.options_error(exc), 2)
+    tasks.append(loop.create_task(plane.run(), name="control-plane"))
+    if not await parts.step(plane.wait_started(), watch=tasks, stop=stop):
+        return None
+    elector = plane.manager.elector
+    if elector is not None:
+        app.pending = "waiting to lead the controllers (Lease karmada-system/fleetkeeper-controller-manager)"
+        if not await parts.step(elector.wait_for_leadership(), watch=tasks, stop=stop):
+            return None
+    run.say("controllers", "running" + (" (leader elected)" if elector is not None else ""))
+    app.pending = "joining member clusters"
+    joined, present = await join_members(plane.client, run.clusters)
+    shown = [f"{n} (joined)" for n in joined] + present
+    run.say("members", (", ".join(shown) or "none") + " — simulated, Push")
+    await register_pull_agents(run, files, plane.client, url)
+    app.pending = ""
+    return plane
+
+
+def _next_steps(run: Up, kubeconfig: Path) -> None:
+    elapsed = time.monotonic() - run.started
+    typer.echo(f"\nReady in {elapsed:.1f}s. Next steps:\n")
+    typer.echo(f"  export KUBECONFIG={kubeconfig}")
+    typer.echo("  kubectl get clusters")
+    typer.echo("  kubectl apply -f app.yaml                   # a Deployment and its PropagationPolicy")
+    typer.echo("  fleetkeeper get bindings -A")
+    typer.echo("  fleetkeeper describe binding default/NAME    # placement, health and the failover timeline")
+    typer.echo(f"\nCtrl-C stops; the state stays in {run.state_dir} (the next `fleetkeeper up` resumes it).")
+
+
+async def run_up(run: Up, files: ServerFiles, sock: Any) -> None:
+    """Run until SIGINT/SIGTERM, then stop everything cleanly (see the module notes)."""
+    clock = SystemClock()
+    stop = asyncio.Event()
+    with parts.stop_on_signals(stop):
+        try:
+            store = open_store(run.store_url, clock=clock)
+        except (ValueError, ImportError, OSError) as exc:
+            parts.fail(f"--store {run.store_url}: {exc}", 2)
+        run.say("store", f"{run.store_url} (revision {store.revision})")
+        tasks: list[asyncio.Task[Any]] = []
+        try:
+            plane = await _start(run, files, sock, store, clock, stop, tasks)
+            if plane is not None:
+                _next_steps(run, files.kubeconfig)
+                await parts.step(stop.wait(), watch=tasks, stop=stop)
+        finally:
+            typer.echo("\nstopping: API server, controllers, store …")
+            stop.set()
+            problems = await parts.cancel(*reversed(tasks))
+            await store.close()
+        if problems:
+            raise problems[0]
+    typer.echo(f"stopped; state kept in {run.state_dir}")
+
+
+@with_options()
+def up(
+    state_dir: Annotated[Path | None, typer.Option(
+        help="keep the store, PKI, tokens and kubeconfig here "
+             "[default: $XDG_STATE_HOME/fleetkeeper or ~/.local/state/fleetkeeper]",
+        show_default=False)] = None,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="HTTPS port of the API server (0: a free one)")]
+    = parts.DEFAULT_PORT,
+    host: Annotated[str, typer.Option(help="address the API server listens on")] = "127.0.0.1",
+    clusters: Annotated[int, typer.Option(min=0, max=MAX_CLUSTERS,
+                                          help="simulated member clusters member1..memberN to join")] = 3,
+    store: Annotated[str | None, typer.Option(help="store URL [default: sqlite:///STATE_DIR/state.db]",
+                                              show_default=False)] = None,
+    pull_agent: Annotated[list[str] | None, typer.Option(
+        "--pull-agent", metavar="NAME",
+        help="register Pull cluster NAME and write STATE_DIR/agent-NAME.kubeconfig for `fleetkeeper agent` "
+             "(repeatable)", show_default=False)] = None,
+    log_level: Annotated[str, typer.Option(help="debug, info, warning or error (stderr)")] = "warning",
+    *,
+    options: Options,
+) -> None:
+    """Run the control plane here: API server, controllers, scheduler and simulated members."""
+    clock = SystemClock()
+    parts.configure_logs(log_level, clock)
+    directory = (state_dir or paths.default_state_dir()).expanduser().absolute()
+    run = Up(directory, parts.store_url_or_default(store, directory), host, port, clusters, options,
+             list(dict.fromkeys(pull_agent or [])))
+    typer.echo(f"fleetkeeper up: state in {directory}")
+    lock = parts.StateLock(directory)
+    lock.acquire()
+    try:
+        files = server_files(directory, host=host, clock=clock)
+        run.say("pki", str(files.tls.ca_cert.parent))
+        sock = parts.bind_or_fail(host, port)
+        asyncio.run(run_up(run, files, sock))
+    finally:
+        lock.release()
+
+
+# --------------------------------------------------------------------------- the API server alone
+
+
+def apiserver(
+    store: Annotated[str | None, typer.Option(help="store URL [default: sqlite:///STATE_DIR/state.db]",
+                                              show_default=False)] = None,
+    state_dir: parts.StateDir = None,
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="HTTPS port (0: a free one)")]
+    = parts.DEFAULT_PORT,
+    log_level: parts.LogLevel = "warning",
+) -> None:
+    """Serve the Kubernetes API alone (no controllers): HTTPS, tokens, admin kubeconfig."""
+    clock = SystemClock()
+    parts.configure_logs(log_level, clock)
+    directory = state_dir or paths.default_state_dir()
+    lock = parts.StateLock(directory)
+    lock.acquire()
+    try:
+        files = server_files(directory, host=host, clock=clock)
+        sock = parts.bind_or_fail(host, port)
+        url = parts.advertised_url(sock, host)
+        store_url = parts.store_url_or_default(store, directory)
+        asyncio.run(_serve_api(files, sock, url, store_url, clock=clock))
+    finally:
+        lock.release()
+    typer.echo("apiserver stopped")
+
+
+async def _serve_api(files: ServerFiles, sock: socket.socket, url: str, store_url: str, *,
+                     clock: Clock) -> None:
+    stop = asyncio.Event()
+    with parts.stop_on_signals(stop):
+        try:
+            opened = open_store(store_url, clock=clock)
+        except (ValueError, ImportError, OSError) as exc:
+            parts.fail(f"--store {store_url}: {exc}", 2)
+        try:
+            app = build_app(opened, clock=clock, tokens=files.tokens)
+            started = asyncio.Event()
+            server = asyncio.get_running_loop().create_task(
+                serve(app, sock=sock, tls=files.tls, stop=stop, started=started), name="apiserver")
+            if await parts.step(started.wait(), watch=[server], stop=stop):
+                kubeconfig = files.write_admin_kubeconfig(url)
+                typer.echo(f"apiserver serving {url} (store {store_url}); admin kubeconfig {kubeconfig}")
+            await server
+        finally:
+            await opened.close()
+
+
+__all__ = ["GatedApp", "Up", "apiserver", "join_members", "member_cluster", "run_up", "up"]
