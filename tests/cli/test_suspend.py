@@ -11,7 +11,7 @@ from fleetkeeper.cli import connect
 from fleetkeeper.cli.suspend import resumed, suspended
 
 from .test_commands import Cli
-from .test_commands import cli as cli  # noqa: F401  (the real-server fixture)
+from .test_commands import cli as cli  # the real-server fixture, shared
 
 ALL = {"dispatching": True}
 
@@ -74,7 +74,7 @@ def _suspension(cli: Cli) -> Any:
     return asyncio.run(read())
 
 
-def test_suspend_and_resume_edit_the_policy(cli: Cli) -> None:  # noqa: F811  (the fixture)
+def test_suspend_and_resume_edit_the_policy(cli: Cli) -> None:
     cli.ok("apply", "-f", cli.write("rollout.yaml", POLICY))
     assert "suspended (member2, member3)" in cli.ok("suspend", "rollout", "--clusters", "member2,member3")
     assert _suspension(cli) == on("member2", "member3")
