@@ -53,11 +53,18 @@ CLUSTER, LEASE, WORK = ("cluster.karmada.io", "clusters"), ("coordination.k8s.io
     ("patch", WORK, "karmada-es-member1", "w", "status", None, True),
     ("create", WORK, "karmada-es-member2", "w", None, None, False),
     ("list", ("policy.karmada.io", "propagationpolicies"), "default", "", None, None, False),
+    ("create", CLUSTER, "", "member1", None, None, True),
+    ("create", CLUSTER, "", "member2", None, None, False),
+    ("create", ("", "events"), "default", "e1", None, None, True),
+    ("patch", ("", "events"), "default", "e1", None, None, False),
+    ("create", ("fleetkeeper.io", "timelineentries"), "", "tl-1", None, None, True),
+    ("delete", ("fleetkeeper.io", "timelineentries"), "", "tl-1", None, None, False),
 ], ids=["reads its cluster", "not another cluster", "writes its cluster status", "not its cluster spec",
         "cannot delete its cluster", "watches its cluster by name", "cannot list every cluster",
         "creates its lease", "not another lease", "not a lease elsewhere", "creates works in its namespace",
         "lists works in its namespace", "writes work status", "not works of another cluster",
-        "not policies"])
+        "not policies", "registers its own cluster", "cannot register another cluster",
+        "records events", "cannot edit events", "records timeline entries", "cannot delete timeline entries"])
 def test_a_pull_agent_is_confined(verb: str, what: tuple[str, str], namespace: str, name: str,
                                   sub: str | None, selector: str | None, allowed: bool) -> None:
     attrs = Attributes(verb, what[0], what[1], namespace, name, sub, selector)

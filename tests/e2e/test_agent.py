@@ -5,7 +5,7 @@ only its own Cluster, Lease and Works (403 elsewhere); killed with SIGKILL, its 
 stop, the cluster turns Ready=Unknown after the (shortened) grace period and the workload
 moves to a Push cluster. Also: an agent token minted with ``fleetkeeper token
 create-agent`` while ``up`` runs is accepted without a restart, and an agent whose
-cluster is not registered says how to register it.
+cluster is not registered yet registers it (Pull mode) itself.
 """
 
 from __future__ import annotations
@@ -77,21 +77,16 @@ def test_a_pull_agent_keeps_its_cluster_ready_until_killed_then_workloads_move(f
     assert up.stop() == 0
 
 
-def test_an_agent_token_minted_while_up_runs_works_and_an_unregistered_agent_says_what_to_do(
-        fleet: Fleet) -> None:
+def test_an_agent_token_minted_while_up_runs_registers_its_own_cluster(fleet: Fleet) -> None:
     up = fleet.up("--clusters", "1", *GRACE)
     minted = fleet.start("token", "token", "create-agent", "edge2", "--state-dir", str(fleet.state))
     assert minted.popen.wait(PROCESS) == 0, minted.stderr
     assert f"agent kubeconfig for edge2: {fleet.state / 'agent-edge2.kubeconfig'}" in minted.stdout
 
-    lonely = start_agent(fleet, "edge2")
-    assert lonely.popen.wait(PROCESS) == 1
-    assert "fleetkeeper join edge2 --sync-mode Pull" in lonely.stderr
-
-    joined = fleet.cli("join", "edge2", "--sync-mode", "Pull")
-    assert joined.returncode == 0, joined.stderr
-    agent = start_agent(fleet, "edge2")
-    wait_for(lambda: ready_clusters(fleet).get("edge2") == "True", "edge2 Ready through an agent minted live")
+    agent = start_agent(fleet, "edge2")  # edge2 was never joined: the agent registers it
+    wait_for(lambda: ready_clusters(fleet).get("edge2") == "True", "edge2 registered and Ready")
+    got = fleet.cli("get", "clusters", "edge2", "-o", "yaml")
+    assert got.returncode == 0 and "syncMode: Pull" in got.stdout
     assert agent.stop() == 0 and "agent for edge2 stopped" in agent.stdout
     assert up.stop() == 0
 

@@ -150,6 +150,10 @@ def _pinned_name(field_selector: str | None) -> str | None:
     return None
 
 
+#: what an agent may only create: Events and failover timeline entries about its work
+RECORDS = frozenset({("", "events"), ("events.k8s.io", "events"), ("fleetkeeper.io", "timelineentries")})
+
+
 def _agent_allows(cluster: str, a: Attributes) -> bool:
     named = a.name
     if not named and a.verb in ("list", "watch"):
@@ -157,7 +161,11 @@ def _agent_allows(cluster: str, a: Attributes) -> bool:
     if a.group == "cluster.karmada.io" and a.resource == "clusters":
         if named != cluster:
             return False
+        if a.verb == "create" and not a.subresource:
+            return True  # registration: the agent joins its own cluster, as Karmada's agent does
         return a.verb in READ_VERBS or (a.subresource == "status" and a.verb in ("update", "patch"))
+    if (a.group, a.resource) in RECORDS:
+        return a.verb == "create" and not a.subresource  # what happened; never edit others' records
     if a.group == "coordination.k8s.io" and a.resource == "leases":
         return a.namespace == LEASE_NAMESPACE and named == cluster and a.verb != "deletecollection"
     if a.group == "work.karmada.io" and a.resource == "works":
@@ -175,9 +183,9 @@ def authorize(user: User, attributes: Attributes) -> None:
         return
     reason = ""
     if user.cluster is not None:
-        reason = (f": a pull agent may only read its Cluster {user.cluster!r} and write its status, "
-                  f"use the Lease {LEASE_NAMESPACE}/{user.cluster} and the Works in "
-                  f"{EXECUTION_NAMESPACE_PREFIX}{user.cluster}")
+        reason = (f": a pull agent may only register and read its Cluster {user.cluster!r} and write "
+                  f"its status, use the Lease {LEASE_NAMESPACE}/{user.cluster} and the Works in "
+                  f"{EXECUTION_NAMESPACE_PREFIX}{user.cluster}, and create Events and timeline entries")
     raise errors.Forbidden(attributes.describe(user) + reason, kind=attributes.resource,
                            group=attributes.group, name=attributes.name or None)
 

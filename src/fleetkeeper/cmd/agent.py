@@ -18,16 +18,12 @@ reports the cluster's status, and applies the Works of ``karmada-es-NAME``. When
 (or dies) the heartbeats stop, and after ``--cluster-monitor-grace-period`` the control
 plane marks the cluster ``Ready=Unknown`` and fails its workloads over.
 
-**Least privilege.** An agent token may read only its own Cluster (and write its status),
-its Lease and the Works of its execution namespace; the API server refuses the rest. The
-agent's informers therefore ask for exactly that (:class:`AgentClient` narrows the
-list/watch of Clusters to ``metadata.name=NAME`` and of Works to ``karmada-es-NAME``).
-Nor may it write Events or failover-timeline entries, so the agent's recorders are
-quietly dropped (at debug level): what the timeline needs about a Pull cluster — its
-heartbeat going stale, taints, evictions — is recorded by the control plane. The API
-server does not let an agent token create Cluster objects either; when the cluster is
-not registered yet, the agent says how to register it (``fleetkeeper join NAME
---sync-mode Pull``) instead of failing obscurely.
+**Least privilege.** An agent token may register and read only its own Cluster (and
+write its status), its Lease and the Works of its execution namespace, and create Events
+and failover-timeline entries; the API server refuses the rest. The agent's informers
+therefore ask for exactly that (:class:`AgentClient` narrows the list/watch of Clusters
+to ``metadata.name=NAME`` and of Works to ``karmada-es-NAME``). When the cluster is not
+registered yet the agent registers it in Pull mode, as Karmada's agent does.
 
 ``fleetkeeper token create-agent NAME`` mints (or shows) the agent token in the state
 directory's ``tokens.json`` — a running ``fleetkeeper up`` picks it up without a restart —
@@ -46,10 +42,9 @@ import structlog
 import typer
 
 from fleetkeeper import errors
-from fleetkeeper.api import constants, core
+from fleetkeeper.api import constants
 from fleetkeeper.api.cluster import Cluster, ClusterSpec
 from fleetkeeper.api.meta import ObjectMeta, Resource
-from fleetkeeper.api.timeline import TimelineEntry
 from fleetkeeper.api.work import Work
 from fleetkeeper.cli import paths
 from fleetkeeper.cli.clusters import cluster_name_problem
@@ -105,9 +100,6 @@ class AgentClient:
                                  label_selector=label_selector, field_selector=field_selector)
 
     async def create(self, obj: T) -> T:
-        if isinstance(obj, core.Event | TimelineEntry):
-            _log.debug("an agent records no events or timeline entries", kind=obj.kind, name=obj.name)
-            return obj
         return await self._inner.create(obj)
 
     async def update(self, obj: T) -> T:
