@@ -90,3 +90,29 @@ def test_apply_carries_the_live_resource_version_as_precondition() -> None:
     live = apply(None, cm(a="1"), request("ops"))
     live["metadata"]["resourceVersion"] = "7"
     assert apply(live, cm(a="2"), request("ops"))["metadata"]["resourceVersion"] == "7"
+
+
+def test_applying_the_same_object_later_changes_nothing_not_even_the_field_times() -> None:
+    from datetime import timedelta
+
+    from fleetkeeper.apiserver.apply import ApplyRequest as Req
+
+    made = apply(None, cm(a="1"), request("ops"))
+    later = Req(manager="ops", force=False, api_version="v1", now=NOW + timedelta(seconds=5), has_status=True)
+    again = apply(made, cm(a="1"), later)
+    assert again["metadata"]["managedFields"] == made["metadata"]["managedFields"]
+    changed = apply(made, cm(a="2"), later)
+    assert changed["metadata"]["managedFields"][0]["time"] == "2026-01-01T00:00:00Z", "same fields, same owner"
+    grown = apply(made, cm(a="1", b="2"), later)
+    assert grown["metadata"]["managedFields"][0]["time"] == "2026-01-01T00:00:05Z", "new fields: a new time"
+
+
+def test_an_update_that_changes_nothing_keeps_the_field_times() -> None:
+    from datetime import timedelta
+
+    old = cm(a="1")
+    old["metadata"]["managedFields"] = fields.record_update(None, old, manager="maker", api_version="v1",
+                                                            now=NOW)
+    same = fields.record_update(old, cm(a="1"), manager="maker", api_version="v1",
+                                now=NOW + timedelta(seconds=5))
+    assert same == old["metadata"]["managedFields"]

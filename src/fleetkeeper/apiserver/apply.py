@@ -125,7 +125,7 @@ def apply(live: dict[str, Any] | None, intent: dict[str, Any], request: ApplyReq
         new_entries.append(fields.entry(request.manager, "Apply", request.api_version, applied, request.now,
                                         request.subresource))
     meta = result.setdefault("metadata", {})
-    meta["managedFields"] = new_entries
+    meta["managedFields"] = fields.keep_times(fields.entries_of(live), new_entries)
     if live is not None and not intent_meta.get("resourceVersion"):
         meta["resourceVersion"] = (live.get("metadata") or {}).get("resourceVersion")
     return result

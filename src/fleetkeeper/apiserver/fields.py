@@ -16,6 +16,7 @@ associative lists; identity and bookkeeping fields (``metadata.name``,
 from __future__ import annotations
 
 from collections.abc import Iterable
+import json
 from datetime import datetime
 from typing import Any
 
@@ -147,6 +148,23 @@ def entry(manager: str, operation: str, api_version: str, paths: set[Path], now:
     return item
 
 
+def keep_times(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``new`` entries, each keeping its old ``time`` when the same manager's fields did not
+    change: a write that changes nothing must leave the object — and its resourceVersion —
+    untouched, as Kubernetes does for a repeated apply."""
+
+    def ident(item: dict[str, Any]) -> tuple[Any, ...]:
+        return (item.get("manager"), item.get("operation"), item.get("subresource"), item.get("apiVersion"),
+                json.dumps(item.get("fieldsV1"), sort_keys=True))
+
+    times = {ident(item): item.get("time") for item in old}
+    out: list[dict[str, Any]] = []
+    for item in new:
+        before = times.get(ident(item))
+        out.append({**item, "time": before} if before is not None else item)
+    return out
+
+
 def entries_of(obj: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The ``managedFields`` of an object (a list, possibly empty)."""
     if not obj:
@@ -191,10 +209,11 @@ def record_update(
             result.append({**item, "fieldsV1": to_fields_v1(kept)})
     if mine:
         result.append(entry(manager, "Update", api_version, mine, now, subresource))
-    return result
+    return keep_times(entries_of(old), result)
 
 
 __all__ = [
     "IGNORED_METADATA", "IGNORED_TOP", "Path", "entries_of", "entry", "from_fields_v1", "get_path",
+    "keep_times",
     "leaf_paths", "overlapping", "prefixes", "record_update", "remove_path", "to_fields_v1",
 ]
