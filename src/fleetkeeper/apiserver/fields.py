@@ -15,8 +15,8 @@ associative lists; identity and bookkeeping fields (``metadata.name``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 import json
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
