@@ -2,7 +2,9 @@
 
 Each benchmark prints one JSON object per configuration (one per line), so results
 can be piped into ``jq`` or stored. Figures depend on the machine: always quote them
-with the machine they were measured on.
+with the machine they were measured on. Logs go to stderr at ``--log-level`` (warning by
+default): unconfigured, every reconcile would print a debug line onto the JSON's stdout,
+and formatting them would be part of what is measured.
 """
 
 from __future__ import annotations
@@ -16,8 +18,19 @@ from typing import Annotated
 import typer
 
 from fleetkeeper.clock import SystemClock
+from fleetkeeper.cmd import logs
 
 app = typer.Typer(help="Benchmarks (JSON output; figures depend on the machine).", no_args_is_help=True)
+
+
+@app.callback()
+def _bench(
+    log_level: Annotated[str, typer.Option(help="debug, info, warning or error (stderr)")] = "warning",
+) -> None:
+    """Benchmarks (JSON output; figures depend on the machine)."""
+    if log_level not in logs.LEVELS:
+        raise typer.BadParameter(f"must be one of {', '.join(logs.LEVELS)}", param_hint="--log-level")
+    logs.configure(level=log_level, clock=SystemClock())
 
 
 def _emit(result: dict[str, object]) -> None:
@@ -26,7 +39,7 @@ def _emit(result: dict[str, object]) -> None:
 
 @app.command("store")
 def bench_store_cmd(
-    backend: Annotated[str, typer.Option(help="memory, sqlite or all (etcd: pass --store etcd://…)")] = "all",
+    backend: Annotated[str, typer.Option(help="memory, sqlite, etcd (a throwaway one) or all")] = "all",
     store: Annotated[str | None, typer.Option(help="store URL to measure instead of a throwaway one")] = None,
     objects: Annotated[int, typer.Option(min=1, max=1_000_000, help="objects to write")] = 10_000,
     watchers: Annotated[int, typer.Option(min=0, max=1000, help="concurrent watchers for fan-out")] = 50,
@@ -40,13 +53,21 @@ def bench_store_cmd(
         if store:
             urls = [store]
         else:
-            choices = {"memory": ["memory://"], "sqlite": [f"sqlite:///{Path(tmp) / 'bench.db'}"]}
+            choices = {"memory": ["memory://"], "sqlite": [f"sqlite:///{Path(tmp) / 'bench.db'}"],
+                       "etcd": ["etcd"]}
             choices["all"] = choices["memory"] + choices["sqlite"]
             if backend not in choices:
-                raise typer.BadParameter(f"unknown backend {backend!r}: use memory, sqlite or all",
+                raise typer.BadParameter(f"unknown backend {backend!r}: use memory, sqlite, etcd or all",
                                          param_hint="--backend")
             urls = choices[backend]
         for url in urls:
+            if url == "etcd":  # a throwaway etcd on loopback, stopped afterwards
+                from fleetkeeper.store.etcd_testing import EtcdServer
+
+                with EtcdServer(Path(tmp) / "etcd") as etcd:
+                    _emit(asyncio.run(bench_store(etcd.url, clock=SystemClock(), objects=objects,
+                                                  watchers=watchers, batch=batch)))
+                continue
             result = asyncio.run(
                 bench_store(url, clock=SystemClock(), objects=objects, watchers=watchers, batch=batch)
             )

@@ -29,6 +29,7 @@ from fleetkeeper.store.interface import Event, EventType, ListResult, StoreProto
 BACKENDS: dict[str, str] = {
     "memory": "fleetkeeper.store.memory:open_backend",
     "sqlite": "fleetkeeper.store.sqlite:open_backend",
+    "etcd": "fleetkeeper.store.etcd:open_backend",
 }
 
 DEFAULT_HISTORY = 10_000

@@ -21,16 +21,22 @@ transaction, and only then returns (that return is the acknowledgment). ``expect
 a change is the revision the façade read the object at (0: absent); a backend shared
 by several writers (etcd) must check it and raise ``errors.Conflict``; single-writer
 backends may rely on the façade's write lock.
+
+A backend shared by several processes (etcd) also implements :class:`ChangeFeed`: the
+store itself (not this process) assigns revisions, so its ``commit`` may give a change
+a later revision than the façade expected (it re-stamps the record in place), and it
+publishes every change — other processes' too — to this process's watchers itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, NamedTuple, Protocol
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import orjson
 
 from fleetkeeper.api.scheme import GroupKind
+from fleetkeeper.errors import ApiError
 from fleetkeeper.store.interface import EventType
 
 
@@ -150,4 +156,21 @@ class Backend(Protocol):
     async def close(self) -> None: ...
 
 
-__all__ = ["Backend", "Change", "Key", "Record"]
+@runtime_checkable
+class ChangeFeed(Protocol):
+    """A backend other processes write to as well: it publishes changes itself.
+
+    ``publish`` receives every committed change in revision order — this process's own
+    before its ``commit`` returns, other processes' as they arrive — and returns True
+    when a watcher's buffer is filling up (the caller should yield). ``fail`` ends every
+    open watch with an error (``errors.Gone`` when the backend lost its place in the
+    history: clients re-list). The façade calls ``follow`` when it opens and before each
+    watch starts; delivery needs a running event loop, so a call only (re)starts it when
+    it is not running.
+    """
+
+    def follow(self, publish: Callable[[Sequence[Change]], bool], fail: Callable[[ApiError], None]) -> None:
+        ...
+
+
+__all__ = ["Backend", "Change", "ChangeFeed", "Key", "Record"]

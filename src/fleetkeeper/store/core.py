@@ -21,6 +21,13 @@ Python's cyclic garbage collector — the dominant cost at scale otherwise.
 
 ``uid_factory`` makes uids (and generated names) deterministic in simulations; times come
 from the injected clock.
+
+A backend shared by several processes (a :class:`~.backend.ChangeFeed`, i.e. etcd) is
+the one place that sees every process's writes, so there the façade does not publish:
+the backend feeds this process's watchers itself, in its revision order, its own
+writes before their commit returns. Such a backend also assigns the final revision
+(another process may have written first), so the next revision is taken from it after
+each commit.
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from fleetkeeper.api.scheme import GroupKind
 from fleetkeeper.api.selectors import parse_field_selector, parse_label_selector
 from fleetkeeper.clock import Clock
 from fleetkeeper.store import objects as o
-from fleetkeeper.store.backend import Backend, Change, Key, Record
+from fleetkeeper.store.backend import Backend, Change, ChangeFeed, Key, Record
 from fleetkeeper.store.interface import EventType, ListResult, Watch
 from fleetkeeper.store.listing import Lister
 from fleetkeeper.store.watch import Hub, StoreWatch
@@ -109,6 +116,9 @@ class Store:
         self._batch: _Batch | None = None
         self._assigned = backend.revision  # the last revision handed to a change
         self._closed = False
+        self._feed = backend if isinstance(backend, ChangeFeed) else None
+        if self._feed is not None:
+            self._feed.follow(self._publish_fed, self._hub.fail_all)
 
     # ---------------------------------------------------------------- introspection
     @property
@@ -247,7 +257,7 @@ class Store:
             raise
         finally:
             self._lock.release()
-        if batch.changes:
+        if batch.changes and self._feed is None:
             pressure = self._hub.publish(batch.changes)
             _drop_caches(batch.changes)
             if pressure:
@@ -272,6 +282,8 @@ class Store:
         if since < compacted:
             raise errors.Gone(f"too old resource version: {since} ({compacted + 1})")
         sub = self._hub.subscribe(gk, namespace, labels, fields, since=since)
+        if self._feed is not None and not self._closed:
+            self._feed.follow(self._publish_fed, self._hub.fail_all)
         if self._closed:
             sub.close()
         backend = self._backend
@@ -328,7 +340,7 @@ class Store:
             batch.add(change)
             return
         await self._commit((change,))
-        pressure = self._hub.publish((change,))
+        pressure = self._hub.publish((change,)) if self._feed is None else False
         _drop_caches((change,))
         if pressure:
             await asyncio.sleep(0)
@@ -341,6 +353,13 @@ class Store:
         except BaseException:
             self._assigned = self._backend.revision
             raise
+        self._assigned = max(self._assigned, self._backend.revision)
+
+    def _publish_fed(self, changes: Sequence[Change]) -> bool:
+        """What a :class:`ChangeFeed` backend calls with committed changes (see the module docstring)."""
+        pressure = self._hub.publish(changes)
+        _drop_caches(changes)
+        return pressure
 
 
 def _drop_caches(changes: Sequence[Change]) -> None:

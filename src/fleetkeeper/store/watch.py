@@ -168,6 +168,12 @@ class Hub:
             for sub in list(subs.values()):
                 sub.close()
 
+    def fail_all(self, error: errors.ApiError) -> None:
+        """End every open watch with ``error``."""
+        for subs in list(self._by_gk.values()):
+            for sub in list(subs.values()):
+                sub.fail(error)
+
 
 HistoryReader = Callable[[], Awaitable[list[Change]]]
 
