@@ -74,7 +74,7 @@ def test_each_clock_has_its_own_fleet() -> None:
     "http://member1", "kube-ish://member1", "simulated://", "simulated://member1?color=blue", "kube://ctx",
 ], ids=[
     "an http URL is not a member", "an unknown scheme is refused", "a simulated URL must name its cluster",
-    "an unknown parameter is refused", "real clusters are not available yet",
+    "an unknown parameter is refused", "an unknown kube context is refused",
 ])
 def test_bad_member_urls_are_rejected(url: str) -> None:
     clock = VirtualClock()

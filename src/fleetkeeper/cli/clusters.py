@@ -24,9 +24,11 @@ parts — parsing a taint argument and applying the edits — are :func:`parse_t
 
 from __future__ import annotations
 
+import base64
 import secrets
 from dataclasses import dataclass
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 import typer
@@ -34,11 +36,13 @@ import typer
 from fleetkeeper import errors
 from fleetkeeper.api import constants, validation
 from fleetkeeper.api import timeline as tl
-from fleetkeeper.api.cluster import Cluster, ClusterSpec
+from fleetkeeper.api.builtin import Secret
+from fleetkeeper.api.cluster import Cluster, ClusterSpec, LocalSecretReference
 from fleetkeeper.api.core import Taint
 from fleetkeeper.api.meta import ObjectMeta
 from fleetkeeper.cli import connect
 from fleetkeeper.cli.apply import wait_gone
+from fleetkeeper.client.rest import read_kubeconfig
 from fleetkeeper.options import parse_duration
 
 UNSCHEDULABLE = constants.TAINT_CLUSTER_UNSCHEDULABLE
@@ -177,6 +181,38 @@ def _taint_command(name: str, edits: list[TaintEdit], kubeconfig: connect.Kubeco
 NameArg = Annotated[str, typer.Argument(help="cluster name", show_default=False)]
 
 
+def member_secret(name: str, path: Path, context: str | None) -> tuple[str, dict[str, Any]]:
+    """The API endpoint of a real member and the Secret manifest holding its credentials
+    (Karmada's keys ``token`` and ``caBundle``), read from its kubeconfig."""
+    try:
+        creds = read_kubeconfig(path, context=context)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise typer.BadParameter(f"{path}: cannot use it: {exc}", param_hint="--cluster-kubeconfig") from None
+    if not creds.server.startswith("https://"):
+        raise typer.BadParameter(f"{path}: the member's server must be https://, got {creds.server!r}",
+                                 param_hint="--cluster-kubeconfig")
+    if not creds.token:
+        raise typer.BadParameter(f"{path}: the context has no bearer token (client certificates are not "
+                                 "supported yet)", param_hint="--cluster-kubeconfig")
+    data = {"token": base64.b64encode(creds.token.encode()).decode()}
+    if creds.ca_pem:
+        data["caBundle"] = base64.b64encode(creds.ca_pem).decode()
+    secret = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+              "metadata": {"name": name, "namespace": constants.LEASE_NAMESPACE}, "data": data,
+              "insecure": creds.insecure}
+    return creds.server, secret
+
+
+async def _store_secret(session: connect.Session, secret: dict[str, Any]) -> None:
+    obj = Secret.from_dict(secret)
+    try:
+        await session.client.create(obj)
+    except errors.AlreadyExists:
+        current = await session.client.get(Secret, obj.name, obj.namespace)
+        obj.metadata = current.metadata
+        await session.client.update(obj)
+
+
 def join(
     name: NameArg,
     member: Annotated[str | None, typer.Option(
@@ -187,6 +223,11 @@ def join(
                                                show_default=False)] = None,
     zone: Annotated[str | None, typer.Option(help="zone", show_default=False)] = None,
     provider: Annotated[str | None, typer.Option(help="provider", show_default=False)] = None,
+    cluster_kubeconfig: Annotated[Path | None, typer.Option(
+        help="a real member: its kubeconfig (server, CA and token are stored as the cluster's Secret)",
+        show_default=False)] = None,
+    cluster_context: Annotated[str | None, typer.Option(
+        help="the context of --cluster-kubeconfig [default: its current one]", show_default=False)] = None,
     kubeconfig: connect.KubeconfigOption = None,
 ) -> None:
     """Register a member cluster with the control plane."""
@@ -195,9 +236,14 @@ def join(
         raise typer.BadParameter(f"{name!r}: {problem}", param_hint="NAME")
     if sync_mode not in ("Push", "Pull"):
         raise typer.BadParameter(f"must be Push or Pull, got {sync_mode!r}", param_hint="--sync-mode")
+    secret = None
+    if cluster_kubeconfig is not None:
+        if member is not None:
+            raise typer.BadParameter("give either --member or --cluster-kubeconfig", param_hint="--member")
+        member, secret = member_secret(name, cluster_kubeconfig, cluster_context)
     if member is None and sync_mode == "Push":
         raise typer.BadParameter("a Push cluster needs the URL the control plane reaches it at "
-                                 "(e.g. simulated://NAME)", param_hint="--member")
+                                 "(e.g. simulated://NAME) or its --cluster-kubeconfig", param_hint="--member")
     if member is not None:
         parts = urlsplit(member)
         if not parts.scheme or not (parts.netloc or parts.path.strip("/")):
@@ -205,9 +251,14 @@ def join(
                                      param_hint="--member")
     spec = ClusterSpec.from_dict({"syncMode": sync_mode, "apiEndpoint": member, "region": region,
                                   "zones": [zone] if zone else None, "provider": provider})
+    if secret is not None:
+        spec.secret_ref = LocalSecretReference(namespace=constants.LEASE_NAMESPACE, name=name)
+        spec.insecure_skip_tls_verification = bool(secret.pop("insecure"))
 
     async def action(session: connect.Session) -> None:
         try:
+            if secret is not None:
+                await _store_secret(session, secret)
             await session.client.create(Cluster(metadata=ObjectMeta(name=name), spec=spec))
         except errors.AlreadyExists:
             raise connect.Failed(f"cluster {name!r} is already joined (fleetkeeper unjoin {name} first "

@@ -44,6 +44,8 @@ import typer
 
 from fleetkeeper import errors
 from fleetkeeper.api import admission
+from fleetkeeper.api.builtin import Secret
+from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.apiserver import bind
 from fleetkeeper.cli import paths
 from fleetkeeper.cli.options import with_options
@@ -53,6 +55,9 @@ from fleetkeeper.client.rest import RestClient
 from fleetkeeper.clock import Clock, SystemClock
 from fleetkeeper.cmd import logs
 from fleetkeeper.members import Member, open_member
+from fleetkeeper.members.interface import MemberPool
+from fleetkeeper.members.kubernetes import Credentials
+from fleetkeeper.members.kubernetes_pool import KubernetesMembers, credentials_from_secret
 from fleetkeeper.options import Options
 from fleetkeeper.runtime.leaderelection import LeaderElectionConfig, LeaderElector
 from fleetkeeper.runtime.manager import Manager
@@ -105,6 +110,42 @@ class MemberUrls:
             except ValueError as exc:
                 raise errors.MemberUnreachable(f"cluster {cluster_name!r}: {exc}") from None
         return found
+
+
+class ClusterCredentials:
+    """Reads a Push cluster's credentials from the Secret its ``spec.secretRef`` names
+    (keys ``token`` and ``caBundle``, as Karmada stores them), through the control plane's
+    own client — bound once the plane exists (:func:`member_pool`)."""
+
+    def __init__(self) -> None:
+        self.client: Client | None = None
+
+    async def __call__(self, name: str) -> Credentials:
+        if self.client is None:
+            raise errors.MemberUnreachable(f"cluster {name!r}: the control plane is not ready yet")
+        cluster = await self.client.get(Cluster, name)
+        ref = cluster.spec.secret_ref
+        if ref is None:
+            raise errors.MemberUnreachable(f"cluster {name!r} has an https:// apiEndpoint but no secretRef")
+        try:
+            secret = await self.client.get(Secret, ref.name, ref.namespace)
+        except errors.NotFound:
+            raise errors.MemberUnreachable(
+                f"cluster {name!r}: its secretRef {ref.namespace}/{ref.name} does not exist") from None
+        try:
+            insecure = bool(cluster.spec.insecure_skip_tls_verification)
+            return credentials_from_secret(secret.to_dict(), insecure_skip_tls_verify=insecure)
+        except ValueError as exc:
+            where = f"{ref.namespace}/{ref.name}"
+            raise errors.MemberUnreachable(f"cluster {name!r}: secret {where}: {exc}") from None
+
+
+def member_pool(clock: Clock) -> tuple[MemberPool, ClusterCredentials]:
+    """The members of a control plane: ``https://`` endpoints with ``secretRef`` credentials
+    (real clusters), else the endpoint URL (``simulated://``, ``kube://``). Bind the returned
+    credentials reader to the plane's client once it exists."""
+    credentials = ClusterCredentials()
+    return KubernetesMembers(credentials, clock=clock, fallback=MemberUrls(clock)), credentials
 
 
 # --------------------------------------------------------------------------- state directory
@@ -313,8 +354,10 @@ def controller_manager(
 
     def build() -> tuple[Component, Any]:
         client, resource = split_client(store, kubeconfig, clock=clock, component="controller-manager")
-        plane = ControlPlane(store=None, client_override=client, clock=clock, members=MemberUrls(clock),
+        members, credentials = member_pool(clock)
+        plane = ControlPlane(store=None, client_override=client, clock=clock, members=members,
                              options=options, with_scheduler=False, identity=identity("controller-manager"))
+        credentials.client = plane.client
         return plane, resource
 
     _run_until_signal(build, label="controller-manager")

@@ -254,11 +254,13 @@ async def _start(run: Up, files: ServerFiles, sock: Any, store: Store, clock: Cl
     kubeconfig = files.write_admin_kubeconfig(url)
     run.say("apiserver", f"{url} (admin kubeconfig {kubeconfig})")
     app.pending = "controllers starting"
+    members, credentials = parts.member_pool(clock)
     try:
-        plane = ControlPlane(store=store, clock=clock, members=parts.MemberUrls(clock), options=run.options,
+        plane = ControlPlane(store=store, clock=clock, members=members, options=run.options,
                              identity=up_identity(run.state_dir))
     except ValueError as exc:
         parts.fail(parts.options_error(exc), 2)
+    credentials.client = plane.client
     tasks.append(loop.create_task(plane.run(), name="control-plane"))
     if not await parts.step(plane.wait_started(), watch=tasks, stop=stop):
         return None

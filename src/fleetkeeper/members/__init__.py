@@ -6,7 +6,12 @@
   clock (:meth:`SimulatedFleet.for_clock`), created on first use. Query parameters
   shape a cluster created that way: ``nodes`` (count), ``podStartup`` (``2s``,
   ``500ms`` or seconds), ``kubernetesVersion``; they are ignored when the cluster exists;
-* ``kube://CONTEXT`` — a real cluster (not available yet);
+* ``kube://CONTEXT`` — a real cluster: a context of the default kubeconfig (the first
+  existing file of ``$KUBECONFIG``, else ``~/.kube/config``; ``kube://`` alone is its
+  current context), or ``kube:///path/to/kubeconfig#CONTEXT`` — a context of that file
+  (without ``#CONTEXT``: its current context). The kubeconfig is read at once, so a
+  missing file or context is a ``ValueError`` here (see
+  :mod:`fleetkeeper.members.kubernetes`);
 
 any other scheme is a ``ValueError``. Backends are imported when first used, so an
 optional dependency costs nothing unless its scheme is.
@@ -41,7 +46,9 @@ def open_member(url: str, *, clock: Clock, fleet: SimulatedFleet | None = None) 
         target = fleet if fleet is not None else SimulatedFleet.for_clock(clock)
         return target.open(name, **_simulated_options(url, parts.query))
     if parts.scheme == "kube":
-        raise ValueError(f"member URL {url!r}: kube:// members are not available yet")
+        from fleetkeeper.members.kubernetes import KubernetesMember
+
+        return KubernetesMember.from_url(url, clock=clock)
     raise ValueError(f"member URL {url!r}: unknown scheme {parts.scheme!r} (expected simulated:// or kube://)")
 
 

@@ -1,0 +1,88 @@
+"""The connection to one real member cluster, and what its failures mean to fleetkeeper.
+
+A :class:`Connection` is built from a lightkube ``SingleConfig`` (a kubeconfig context,
+or an endpoint plus credentials): lightkube parses the configuration, authenticates
+(bearer token, token file, client certificate, exec plugin) and verifies TLS.
+It holds two clients on that configuration: lightkube's ``AsyncClient`` for objects and
+a plain ``httpx2`` client for the paths that are not objects — health endpoints,
+``/version`` and discovery — which must answer with their status code, not raise.
+
+:func:`translated` is the one place that maps client failures onto the error tree of
+:mod:`fleetkeeper.errors`: a ``Status`` from the member becomes the matching
+``ApiError`` (``NotFound``, ``Conflict``, ``Gone`` …); a request that got no answer in
+time is ``MemberTimeout``; anything else on the transport — connection refused or
+reset, TLS failure, a stream cut mid-way — is ``MemberUnreachable``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ssl
+from collections.abc import Iterator
+from typing import Any
+
+import httpx2
+from lightkube import AsyncClient
+from lightkube.config.client_adapter import AsyncClient as adapter_client
+from lightkube.config.client_adapter import ConnectionParams
+from lightkube.config.kubeconfig import SingleConfig
+from lightkube.core.exceptions import ApiError as LightkubeApiError
+
+from fleetkeeper import errors
+from fleetkeeper.clock import Clock
+from fleetkeeper.members.kubernetes_discovery import ApiDiscovery
+
+#: seconds to establish a connection (TCP and TLS)
+CONNECT_TIMEOUT = 10.0
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def status_error(code: int, body: Any, text: str = "") -> errors.ApiError:
+    """The error an HTTP error answer stands for (a ``Status`` body when there is one)."""
+    if isinstance(body, dict) and body.get("kind") == "Status":
+        return errors.from_status(body)
+    return errors.from_status({"code": code, "message": text[:300] or f"HTTP {code}"})
+
+
+@contextlib.contextmanager
+def translated(cluster: str) -> Iterator[None]:
+    """Re-raise client failures as fleetkeeper errors (see the module notes)."""
+    try:
+        yield
+    except LightkubeApiError as exc:
+        raise errors.from_status(exc.status.to_dict()) from exc
+    except httpx2.TimeoutException as exc:
+        raise errors.MemberTimeout(f"member cluster {cluster!r}: no answer ({_describe(exc)})") from exc
+    except httpx2.HTTPStatusError as exc:
+        response = exc.response
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        raise status_error(response.status_code, body, response.text) from exc
+    except (httpx2.TransportError, ssl.SSLError, OSError) as exc:
+        raise errors.MemberUnreachable(f"member cluster {cluster!r}: {_describe(exc)}") from exc
+
+
+class Connection:
+    """The clients of one member (see the module notes)."""
+
+    def __init__(self, config: SingleConfig, *, clock: Clock, timeout: float) -> None:
+        limits = httpx2.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT))
+        self.config = config
+        self.objects = AsyncClient(config, timeout=limits, trust_env=True)
+        self.http: httpx2.AsyncClient = adapter_client(config, ConnectionParams(timeout=limits))
+        self.discovery = ApiDiscovery(self.http, clock)
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.objects.close()
+        with contextlib.suppress(Exception):
+            await self.http.aclose()
+
+
+__all__ = ["CONNECT_TIMEOUT", "Connection", "status_error", "translated"]
