@@ -193,6 +193,19 @@ async def test_yaml_bodies_are_accepted(api: Api) -> None:
     assert made.status_code == 201 and made.json()["data"] == {"when": "2026-01-01"}
 
 
+@pytest.mark.parametrize("body", [
+    pytest.param(b'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\ndata: {k: "\\ud800"}\n',
+                 id="a lone surrogate in a YAML value"),
+    pytest.param(b'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\ndata: {"\\udfff": v}\n',
+                 id="a lone surrogate in a YAML key"),
+])
+async def test_text_that_is_not_unicode_is_a_bad_request(api: Api, body: bytes) -> None:
+    response = await api.http.post(CONFIGMAPS, content=body, headers={"Content-Type": "application/yaml"})
+    assert response.status_code == 400 and "not valid Unicode" in response.json()["message"]
+    as_json = await api.http.post(CONFIGMAPS, content=b'{"metadata":{"name":"s"},"data":{"k":"\\ud800"}}')
+    assert as_json.status_code == 400
+
+
 async def test_a_missing_content_type_means_json(api: Api) -> None:
     made = await api.http.post(CONFIGMAPS, content=orjson.dumps({"metadata": {"name": "plain"}}))
     assert made.status_code == 201

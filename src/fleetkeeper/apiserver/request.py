@@ -139,12 +139,23 @@ def _check_json(value: Any) -> Any:
             for key, child in node.items():
                 if not isinstance(key, str):
                     raise errors.BadRequest(f"the request body has a non-string key {key!r}")
+                _check_text(key)
                 stack.append((child, depth + 1))
         elif isinstance(node, list):
             stack.extend((child, depth + 1) for child in node)
-        elif not (node is None or isinstance(node, (str, int, float, bool))):
+        elif isinstance(node, str):
+            _check_text(node)
+        elif not (node is None or isinstance(node, (int, float, bool))):
             raise errors.BadRequest(f"the request body has a value that is not JSON: {node!r}")
     return value
+
+
+def _check_text(text: str) -> None:
+    """YAML escapes can spell lone surrogates (``"\\ud800"``), which no UTF-8 document can hold."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise errors.BadRequest("the request body has text that is not valid Unicode (a lone surrogate)") from None
 
 
 def decode_object(body: bytes, content_type: str) -> dict[str, Any]:
