@@ -155,7 +155,8 @@ def _check_text(text: str) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        raise errors.BadRequest("the request body has text that is not valid Unicode (a lone surrogate)") from None
+        raise errors.BadRequest(
+            "the request body has text that is not valid Unicode (a lone surrogate)") from None
 
 
 def decode_object(body: bytes, content_type: str) -> dict[str, Any]:
