@@ -81,6 +81,12 @@ class Options:
     default_cluster_taint_policy: bool = True
     #: pause NoExecute evictions while more than this share of clusters is not Ready (0 disables)
     eviction_circuit_breaker_threshold: float = 0.55
+    # service-name-resolution detector (per node of a member; spec §4.14.5)
+    detect_period: float = 5.0
+    detect_success_threshold: float = 30.0
+    detect_failure_threshold: float = 30.0
+    #: node reports older than this are ignored by the leader (nothing is written from stale ones)
+    detect_stale_threshold: float = 60.0
     # scheduler
     scheduler_name: str = "default-scheduler"
     enable_empty_workload_propagation: bool = False

@@ -1,7 +1,7 @@
 """Every scenario under examples/ runs through `fleetkeeper simulate` and holds.
 
 Each story is also run twice: the `--timeline` output must be byte-identical (same
-file, same output, every run). Application-failover stories have their own module.
+file, same output, every run). Some story families have their own modules for details.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from fleetkeeper.cmd.main import app
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-STORIES = sorted(p for p in EXAMPLES.glob("*.yaml") if not p.name.startswith("remedy-"))
+STORIES = sorted(EXAMPLES.glob("*.yaml"))
 runner = CliRunner()
 
 

@@ -29,6 +29,10 @@ PANEL = "Control-plane options"
 
 #: one line of help per field
 HELP: dict[str, str] = {
+    "detect_period": "how often each node's detector resolves kubernetes.default",
+    "detect_success_threshold": "how long resolution must work before the condition turns True",
+    "detect_failure_threshold": "how long resolution must fail before the condition turns False",
+    "detect_stale_threshold": "node reports older than this are ignored",
     "cluster_status_update_frequency": "how often each Push cluster is probed",
     "cluster_success_threshold": "how long probes must succeed before a cluster turns Ready",
     "cluster_failure_threshold": "how long probes must fail before a cluster turns NotReady",

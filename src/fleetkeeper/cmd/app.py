@@ -8,12 +8,19 @@ and the integration tests all build it here, so they run the same graph.
 
 A Pull agent is the same assembly with ``Scope(agent_cluster=NAME)`` and the agent's
 subset of controllers (:data:`AGENT_CONTROLLERS`).
+
+Running a plane also tunes CPython's cyclic garbage collector for the process
+(:func:`tune_gc`): a control plane keeps every object of its informers and member caches
+alive, and with the default thresholds (a young collection every 700 allocations, a
+full one as soon as the old generation grew by a quarter) each full collection walks
+that whole cache — measured at about a third of the CPU of the propagation benchmark.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +57,11 @@ CONTROLLERS: tuple[str, ...] = (
     "fleetkeeper.controllers.taint_manager",
     "fleetkeeper.controllers.graceful_eviction",
     "fleetkeeper.controllers.application_failover",
+    "fleetkeeper.controllers.remedy",
+    "fleetkeeper.controllers.multicluster_ingress",
+    # simulated members only: their DNS, the per-node service-name-resolution detectors
+    # (like Karmada's example DaemonSet) and their Services' HTTP endpoints
+    "fleetkeeper.cmd.detector",
 )
 #: Modules a Pull agent runs for its own cluster (Karmada's agent: status, lease, Works).
 AGENT_CONTROLLERS: tuple[str, ...] = (
@@ -58,6 +70,19 @@ AGENT_CONTROLLERS: tuple[str, ...] = (
     "fleetkeeper.controllers.execution",
     "fleetkeeper.controllers.work_status",
 )
+
+
+#: collector thresholds of a control-plane process (see :func:`tune_gc`)
+GC_THRESHOLDS = (50_000, 20, 10)
+
+
+def tune_gc() -> None:
+    """Collect young objects every 50,000 allocations instead of 700, and the old generation
+    twenty times less often: reconcilers allocate in bursts that mostly die young, while
+    the caches they fill live for the whole process and would otherwise be walked again
+    and again. Never lowers thresholds a caller raised on purpose."""
+    current = gc.get_threshold()
+    gc.set_threshold(*(max(have, want) for have, want in zip(current, GC_THRESHOLDS, strict=True)))
 
 
 def load_setups(names: Sequence[str]) -> list[Setup]:
@@ -121,7 +146,8 @@ class ControlPlane:
         self.manager.add(controller)
 
     async def run(self) -> None:
-        """Run until cancelled."""
+        """Run until cancelled (tuning the process's garbage collector first)."""
+        tune_gc()
         await self.manager.run()
 
     async def wait_started(self) -> None:
@@ -139,4 +165,7 @@ async def run_for(plane: ControlPlane, seconds: float) -> None:
             await task
 
 
-__all__ = ["AGENT_CONTROLLERS", "CONTROLLERS", "ControlPlane", "Setup", "load_setups", "run_for"]
+__all__ = [
+    "AGENT_CONTROLLERS", "CONTROLLERS", "GC_THRESHOLDS", "ControlPlane", "Setup", "load_setups", "run_for",
+    "tune_gc",
+]
