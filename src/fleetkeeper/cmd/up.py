@@ -21,9 +21,18 @@ binding controller finds the Works it wants already there (Work names are determ
 so nothing is duplicated), and the status controllers read the new copies back.
 
 **Readiness.** ``GET /readyz`` answers 503 (saying what it waits for) until the store is
-open, the informers have synced, this process leads the controllers and the members
-have joined; then 200. Progress lines go to stdout, then the kubeconfig path and what to
+open, the informers have synced, the controllers have a leader and the members have
+joined; then 200. Progress lines go to stdout, then the kubeconfig path and what to
 try next.
+
+**Replicas.** Several ``up`` processes may share one ``--store etcd://…``, each with its
+own state directory (its own CA, tokens and kubeconfig) and port. Every replica serves
+the API; the controllers and the scheduler run only on the holder of the Lease
+``karmada-system/fleetkeeper-controller-manager``. A replica that finds the lease held
+by another live replica is a *standby*: it is Ready once it has seen that leader (it
+says so on stdout), keeps its caches warm, and starts its controllers the moment it
+takes the lease over — when the leader releases it (a clean stop) or lets it expire (a
+crash). Waiting for leadership instead would leave every standby unready for good.
 
 **Pull agents.** ``--pull-agent NAME`` (repeatable) registers cluster NAME in Pull mode,
 mints its agent token and writes ``STATE_DIR/agent-NAME.kubeconfig`` for
@@ -76,6 +85,7 @@ from fleetkeeper.clock import Clock, SystemClock
 from fleetkeeper.cmd import components as parts
 from fleetkeeper.cmd.app import ControlPlane
 from fleetkeeper.options import Options
+from fleetkeeper.runtime.leaderelection import LeaderElector
 from fleetkeeper.store import Store, open_store
 
 MAX_CLUSTERS = 100
@@ -239,6 +249,38 @@ def up_identity(state_dir: Path) -> str:
 
 # --------------------------------------------------------------------------- running
 
+#: how often startup looks at the elector while neither leading nor seeing a leader
+ELECTION_POLL = 0.05
+
+
+async def _lead_or_follow(elector: LeaderElector, clock: Clock) -> str | None:
+    """Wait until the controllers have a leader: None once this replica leads, else the
+    identity of the other replica seen holding the lease (this one is a standby)."""
+    while not elector.is_leader:
+        holder = elector.leader
+        if holder and holder != elector.config.identity:
+            return holder
+        await clock.sleep(ELECTION_POLL)
+    return None
+
+
+async def _settle_leadership(run: Up, app: GatedApp, elector: LeaderElector | None, clock: Clock,
+                             stop: asyncio.Event, tasks: list[asyncio.Task[Any]]) -> bool:
+    """Wait until the controllers have a leader, here or in another replica, and say which
+    (see the module notes on replicas); False if stopped meanwhile."""
+    if elector is None:
+        run.say("controllers", "running")
+        return True
+    app.pending = ("waiting for a leader of the controllers "
+                   "(Lease karmada-system/fleetkeeper-controller-manager)")
+    election = asyncio.get_running_loop().create_task(_lead_or_follow(elector, clock), name="lead-or-follow")
+    if not await parts.step(election, watch=tasks, stop=stop):
+        return False
+    holder = election.result()
+    run.say("controllers", "running (leader elected)" if holder is None else
+            f"standby (the lease is held by {holder}; this replica takes over if it goes)")
+    return True
+
 
 async def _start(run: Up, files: ServerFiles, sock: Any, store: Store, clock: Clock,
                  stop: asyncio.Event, tasks: list[asyncio.Task[Any]]) -> ControlPlane | None:
@@ -264,12 +306,8 @@ async def _start(run: Up, files: ServerFiles, sock: Any, store: Store, clock: Cl
     tasks.append(loop.create_task(plane.run(), name="control-plane"))
     if not await parts.step(plane.wait_started(), watch=tasks, stop=stop):
         return None
-    elector = plane.manager.elector
-    if elector is not None:
-        app.pending = "waiting to lead the controllers (Lease karmada-system/fleetkeeper-controller-manager)"
-        if not await parts.step(elector.wait_for_leadership(), watch=tasks, stop=stop):
-            return None
-    run.say("controllers", "running" + (" (leader elected)" if elector is not None else ""))
+    if not await _settle_leadership(run, app, plane.manager.elector, clock, stop, tasks):
+        return None
     app.pending = "joining member clusters"
     joined, present = await join_members(plane.client, run.clusters)
     shown = [f"{n} (joined)" for n in joined] + present
