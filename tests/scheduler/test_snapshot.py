@@ -1,10 +1,16 @@
-"""Cluster facts are parsed once per cluster version, and snapshots share their memo."""
+"""Cluster facts are parsed once per cluster version, and snapshots share their memo —
+across snapshots too, for entries the clusters' changes cannot affect."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
+from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.scheduler.snapshot import SnapshotBuilder
 
-from .builders import cluster
+from .builders import cluster, pods
 
 
 def test_unchanged_clusters_keep_their_facts_between_snapshots() -> None:
@@ -36,3 +42,50 @@ def test_the_memo_computes_once_per_key() -> None:
     assert snap.memo("k", lambda: compute(42)) == 42
     assert snap.memo("k", lambda: compute(43)) == 42
     assert calls == [42]
+
+
+def _versioned(name: str, version: str, **kwargs: Any) -> Cluster:
+    built = cluster(name, **kwargs)
+    built.metadata.resource_version = version
+    return built
+
+
+@pytest.mark.parametrize(
+    ("second", "topology_kept", "capacity_kept"),
+    [
+        pytest.param(
+            {"summary": pods(10)}, True, True, id="a new version that changes nothing read keeps both"
+        ),
+        pytest.param({"summary": pods(20)}, True, False, id="new capacity keeps only what topology decides"),
+        pytest.param(
+            {"summary": pods(10), "labels": {"env": "prod"}}, False, False, id="new labels keep nothing"
+        ),
+        pytest.param(
+            {"summary": pods(10), "taints": [{"key": "k", "effect": "NoSchedule"}]},
+            False,
+            False,
+            id="a new taint keeps nothing",
+        ),
+    ],
+)
+def test_a_new_snapshot_keeps_the_memo_entries_its_changes_cannot_affect(
+    second: dict[str, Any], topology_kept: bool, capacity_kept: bool
+) -> None:
+    builder = SnapshotBuilder()
+    first = builder.build([_versioned("a", "1", summary=pods(10)), _versioned("b", "1")])
+    first.memo("verdicts", lambda: "topology", topology_only=True)
+    first.memo("allocatable", lambda: "capacity")
+    later = builder.build([_versioned("a", "2", **second), _versioned("b", "1")])
+    assert (later.memo("verdicts", lambda: "fresh", topology_only=True) == "topology") is topology_kept
+    assert (later.memo("allocatable", lambda: "fresh") == "capacity") is capacity_kept
+
+
+def test_a_cluster_joining_or_leaving_keeps_nothing() -> None:
+    builder = SnapshotBuilder()
+    builder.build([_versioned("a", "1")]).memo("verdicts", lambda: "old", topology_only=True)
+    assert (
+        builder.build([_versioned("a", "1"), _versioned("b", "1")]).memo(
+            "verdicts", lambda: "fresh", topology_only=True
+        )
+        == "fresh"
+    )

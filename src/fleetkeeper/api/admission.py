@@ -64,6 +64,11 @@ def admit(new: R, old: R | None, *, operation: Operation, now: datetime) -> R:
     return obj
 
 
+def reads_old(model: type[Resource]) -> bool:
+    """Whether :func:`admit` looks at ``old`` for this kind (a caller may skip decoding it)."""
+    return model in _RULES
+
+
 def _needs_meta_fix(obj: Resource) -> bool:
     return not type(obj).NAMESPACED and bool(obj.metadata.namespace)
 
@@ -155,4 +160,4 @@ _RULES: dict[type[Resource], _Rule] = {
     ResourceInterpreterCustomization: _ric,
 }
 
-__all__ = ["Operation", "admit"]
+__all__ = ["Operation", "admit", "reads_old"]

@@ -19,9 +19,10 @@ from fleetkeeper.client.interface import (
     WatchEvent,
     WatchEventType,
     Writer,
+    batch,
 )
 
 __all__ = [
     "Client", "ObjectList", "PatchType", "Reader", "StatusWriter", "WatchEvent", "WatchEventType", "Watcher",
-    "Writer",
+    "Writer", "batch",
 ]

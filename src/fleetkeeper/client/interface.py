@@ -7,11 +7,17 @@ Everything is typed over the api models: ``get(work.ResourceBinding, name, ns)``
 returns a ``ResourceBinding``. Kinds we do not model are reached through
 ``SCHEME.model_for("apps/v1", "Deployment")`` (an ``Unstructured`` subclass).
 Namespaces: ``""`` for cluster-scoped objects; ``None`` in list/watch = all namespaces.
+
+:func:`batch` groups the writes a caller makes in a block into one store transaction
+when the client can (the local client's ``batch()``); over REST it is a plain block, so
+code that batches runs unchanged against either client.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
@@ -88,3 +94,17 @@ class Watcher(Protocol):
 
 class Client(Reader, Writer, StatusWriter, Watcher, Protocol):
     """Everything a controller needs."""
+
+
+def batch(client: object) -> AbstractAsyncContextManager[None]:
+    """``client.batch()`` when the client has one, else a block that groups nothing.
+
+    Inside, the writes of the calling task are committed together when the block ends (and
+    all discarded if it raises); other tasks keep reading committed state and wait to write.
+    Keep such blocks to writes: they hold the store's write lock.
+    """
+    grouped = getattr(client, "batch", None)
+    if grouped is None:
+        return contextlib.nullcontext()
+    block: AbstractAsyncContextManager[None] = grouped()
+    return block

@@ -72,6 +72,10 @@ AGENT_CONTROLLERS: tuple[str, ...] = (
 )
 
 
+#: scheduler workers: in one event loop a controller's workers are its share of the turns when
+#: everything is busy, and rescheduling is the failover's critical path (the taint-manager's
+#: evictions run on 32 workers too); the controllers downstream keep ``concurrent_syncs``
+SCHEDULER_WORKERS = 32
 #: collector thresholds of a control-plane process (see :func:`tune_gc`)
 GC_THRESHOLDS = (50_000, 20, 10)
 
@@ -111,7 +115,8 @@ class ControlPlane:
         if self.client_override is not None:
             self.client: Client = self.client_override
         elif self.store is not None:
-            self.client = LocalClient(self.store, admission=admission.admit, clock=self.clock)
+            self.client = LocalClient(self.store, admission=admission.admit, clock=self.clock,
+                                      admission_reads_old=admission.reads_old)
         else:
             raise ValueError("a ControlPlane needs a store or a client")
         if self.interpreter is None:
@@ -141,7 +146,8 @@ class ControlPlane:
     def _setup_scheduler(self) -> None:
         controller = scheduler_controller.new_controller(
             self.client, self.manager.informers, clock=self.clock,
-            scheduler_name=self.options.scheduler_name, workers=self.options.concurrent_syncs,
+            scheduler_name=self.options.scheduler_name,
+            workers=max(SCHEDULER_WORKERS, self.options.concurrent_syncs),
         )
         self.manager.add(controller)
 
@@ -166,6 +172,7 @@ async def run_for(plane: ControlPlane, seconds: float) -> None:
 
 
 __all__ = [
-    "AGENT_CONTROLLERS", "CONTROLLERS", "GC_THRESHOLDS", "ControlPlane", "Setup", "load_setups", "run_for",
+    "AGENT_CONTROLLERS", "CONTROLLERS", "GC_THRESHOLDS", "SCHEDULER_WORKERS", "ControlPlane", "Setup",
+    "load_setups", "run_for",
     "tune_gc",
 ]

@@ -110,3 +110,21 @@ def bench_propagation_cmd(
         url = store or f"sqlite:///{Path(tmp) / 'bench.db'}"
         _emit(asyncio.run(bench_propagation(templates=templates, clusters=clusters, store_url=url,
                                             clock=SystemClock())))
+
+
+@app.command("failover")
+def bench_failover_cmd(
+    bindings: Annotated[int, typer.Option(min=1, max=1_000_000,
+                                          help="Divided workloads (3 replicas each)")] = 10_000,
+    clusters: Annotated[int, typer.Option(min=3, max=1000, help="simulated member clusters")] = 100,
+    store: Annotated[str | None, typer.Option(help="store URL (default: a throwaway sqlite file)")] = None,
+    limit: Annotated[float, typer.Option(min=1.0,
+                                         help="seconds each phase may take before giving up")] = 900.0,
+) -> None:
+    """A shared cluster goes down: time until every binding is rescheduled and re-applied elsewhere."""
+    from fleetkeeper.cmd.bench_failover import bench_failover
+
+    with tempfile.TemporaryDirectory(prefix="fleetkeeper-bench-") as tmp:
+        url = store or f"sqlite:///{Path(tmp) / 'bench.db'}"
+        _emit(asyncio.run(bench_failover(bindings=bindings, clusters=clusters, store_url=url,
+                                         clock=SystemClock(), limit=limit)))

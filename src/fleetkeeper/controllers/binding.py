@@ -20,7 +20,8 @@ first binding of that kind).
 4. render and write one Work per target cluster (replicas revised per cluster, a Divided
    Job's completions split, the state a ``Directly`` failover preserved injected as labels
    into the new cluster's copy — :mod:`~fleetkeeper.controllers.state_preservation` —,
-   suspension and preservation written explicitly) — only Works that differ are written.
+   suspension and preservation written explicitly) — only Works that differ are written,
+   all of them in one store transaction.
    ``SyncWorkSucceed`` when something was written, ``SyncWorkFailed`` on failure (both on
    the binding and on the template); ``WorkCreated``/``WorkDeleted`` on the timeline.
 """
@@ -35,6 +36,7 @@ from fleetkeeper.api import constants
 from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.meta import ObjectMeta, Resource, Unstructured
 from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding, Work
+from fleetkeeper.client.interface import batch
 from fleetkeeper.controllers import binding_rules as rules
 from fleetkeeper.controllers import bindings as b
 from fleetkeeper.controllers import state_preservation
@@ -177,13 +179,15 @@ class BindingController:
         by_key = {w.key: w for w in works}
         created: list[str] = []
         updated: list[str] = []
-        for options in self._desired_works(binding, template):
-            key = f"{constants.execution_namespace(options['cluster'])}/{options['name']}"
-            outcome = await self._write_work(by_key.get(key), options)
-            if outcome == "created":
-                created.append(options["cluster"])
-            elif outcome == "updated":
-                updated.append(options["cluster"])
+        desired = self._desired_works(binding, template)
+        async with batch(self._ctx.client):
+            for options in desired:
+                key = f"{constants.execution_namespace(options['cluster'])}/{options['name']}"
+                outcome = await self._write_work(by_key.get(key), options)
+                if outcome == "created":
+                    created.append(options["cluster"])
+                elif outcome == "updated":
+                    updated.append(options["cluster"])
         return created, updated
 
     def _manifests(self, binding: b.Binding, template: Resource) -> list[tuple[str, dict[str, Any]]]:

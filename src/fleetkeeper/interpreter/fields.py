@@ -13,12 +13,12 @@ that travel on the wire. The native rules read them the way Go's typed conversio
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from fleetkeeper import errors
+from fleetkeeper.api.jsoncopy import json_copy
 
 Obj = dict[str, Any]
 T = TypeVar("T")
@@ -35,8 +35,8 @@ def wire(value: object) -> Obj:
 
 
 def deep(value: T) -> T:
-    """A deep copy: the rules never modify their inputs."""
-    return copy.deepcopy(value)
+    """A deep copy: the rules never modify their inputs (values are JSON-shaped)."""
+    return json_copy(value)
 
 
 def get(obj: Mapping[str, Any] | None, *path: str) -> Any:

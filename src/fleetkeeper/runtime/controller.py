@@ -20,6 +20,13 @@ virtual-time run logs the same ids every time). It is bound on the log lines and
 structlog's context variables for the duration of the reconcile, and readable through
 :func:`current_reconcile_id`, so anything the reconciler logs or records carries it.
 
+**Taking turns.** A worker yields to the event loop after every reconcile. With the
+in-process store nothing a reconcile awaits suspends it, so without that a worker would
+drain its whole queue in one step — a thousand applies at a stretch while informers,
+timers and the other controllers wait — and the pipeline would run in stale phases
+instead of flowing. Each busy worker thus gets one reconcile per loop turn: a
+controller's worker count is its share of the process when everything is busy.
+
 ``run()`` runs the workers until cancelled. Cancelling it does not shut the queue
 down: a key whose reconcile was interrupted is queued again, and keys keep
 accumulating while the controller is stopped — which is what a leader-elected
@@ -139,6 +146,7 @@ class Controller:
                 await self._reconcile_one(request)
             finally:
                 self._queue.done(request)
+            await asyncio.sleep(0)  # everything else takes its turn (see the module notes)
 
     async def _reconcile_one(self, request: Request) -> None:
         reconcile_id = f"{self.name}#{next(self._ids)}"

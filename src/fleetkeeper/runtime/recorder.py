@@ -7,6 +7,17 @@ fleetkeeper's durable record of each failover decision with a human message
 (``Ready=False (ClusterNotReachable)``, ``evicted from member1 (TaintUntolerated,
 Gracefully)``).
 
+**Asynchronous, batched writes** (client-go's event broadcaster does the same). A
+reconcile that records does not wait for the write: the object is built at once — its
+name, time and message are those of the moment of the decision — and handed to the
+client's :class:`_Sink`, which writes everything recorded during one turn of the event
+loop in the next turn, through one store transaction when the client offers
+``batch()`` (the local client). Propagating a thousand Deployments records tens of
+thousands of ``SyncSucceed`` events; one transaction each was a quarter of all
+writes. Every recorder over one client shares its sink, so entries are written in the
+order they were recorded, whichever component recorded them. :meth:`Recorder.flush`
+waits until everything recorded so far is written (tests; a clean shutdown).
+
 Recording never fails the reconcile that records: a write error is logged and
 dropped. Names are derived from the clock and a per-recorder counter (as Kubernetes
 derives Event names from a timestamp), so a virtual-time run names them identically
@@ -15,7 +26,9 @@ every time.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import weakref
 from typing import Literal, Protocol
 
 import structlog
@@ -23,22 +36,72 @@ import structlog
 from fleetkeeper.api import core
 from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.meta import ObjectMeta, Resource
+from fleetkeeper.client.interface import batch
 from fleetkeeper.clock import Clock
-from fleetkeeper.errors import FleetkeeperError
 
 EventType = Literal["Normal", "Warning"]
+Record = core.Event | tl.TimelineEntry
 _log = structlog.get_logger("fleetkeeper.recorder")
 
 
 class _Creator(Protocol):
-    async def create(self, obj: core.Event | tl.TimelineEntry) -> Resource: ...  # pragma: no cover
+    async def create(self, obj: Record) -> Resource: ...  # pragma: no cover
+
+
+class _Sink:
+    """The write-behind buffer of one client: what was recorded, written in order, in batches."""
+
+    def __init__(self, client: _Creator) -> None:
+        self._client = client
+        self._pending: list[Record] = []
+        self._task: asyncio.Task[None] | None = None
+
+    def put(self, obj: Record) -> None:
+        self._pending.append(obj)
+        loop = asyncio.get_running_loop()
+        if self._task is None or self._task.done() or self._task.get_loop() is not loop:
+            self._task = loop.create_task(self._drain(), name="recorder-sink")
+
+    async def flush(self) -> None:
+        """Return once everything put so far is written (or dropped with a warning)."""
+        while (task := self._task) is not None and not task.done():
+            await asyncio.shield(task)
+
+    async def _drain(self) -> None:
+        while self._pending:
+            objs, self._pending = self._pending, []
+            await self._write(objs)
+
+    async def _write(self, objs: list[Record]) -> None:
+        try:
+            async with batch(self._client):
+                for obj in objs:
+                    try:
+                        await self._client.create(obj)
+                    except Exception as exc:  # one bad record must not lose the others
+                        _log.warning("record failed", kind=obj.kind, name=obj.name, error=str(exc))
+        except Exception as exc:  # the transaction itself failed: everything in it is lost
+            _log.warning("records failed", records=len(objs), error=str(exc))
+
+
+_SINKS: weakref.WeakKeyDictionary[object, _Sink] = weakref.WeakKeyDictionary()
+
+
+def _sink_of(client: _Creator) -> _Sink:
+    try:
+        sink = _SINKS.get(client)
+        if sink is None:
+            sink = _SINKS[client] = _Sink(client)
+        return sink
+    except TypeError:  # a client that cannot be weakly referenced gets a sink of its own
+        return _Sink(client)
 
 
 class Recorder:
-    """Writes Events and timeline entries on behalf of one component."""
+    """Records Events and timeline entries on behalf of one component."""
 
     def __init__(self, client: _Creator, clock: Clock, component: str) -> None:
-        self._client = client
+        self._sink = _sink_of(client)
         self._clock = clock
         self.component = component
         self._seq = 0
@@ -64,7 +127,7 @@ class Recorder:
             first_timestamp=now, last_timestamp=now, event_time=now,
             source=core.EventSource(component=self.component), reporting_component=self.component,
         )
-        await self._write(event)
+        self._sink.put(event)
 
     async def timeline(self, obj: Resource | tl.Subject, action: str, message: str, *,
                        reason: str = "") -> None:
@@ -77,13 +140,11 @@ class Recorder:
             time=self._clock.now(), subject=subject, action=action, reason=reason, message=message,
             component=self.component,
         )
-        await self._write(entry)
+        self._sink.put(entry)
 
-    async def _write(self, obj: core.Event | tl.TimelineEntry) -> None:
-        try:
-            await self._client.create(obj)
-        except FleetkeeperError as exc:
-            _log.warning("record failed", kind=obj.kind, name=obj.name, error=str(exc))
+    async def flush(self) -> None:
+        """Wait until everything recorded through this recorder's client so far is written."""
+        await self._sink.flush()
 
 
 __all__ = ["EventType", "Recorder"]

@@ -102,7 +102,8 @@ def static_weights_of(info: PlacementInfo, snapshot: Snapshot) -> dict[str, int]
     if info.strategy != "StaticWeight" or rs is None or rs.weight_preference is None:
         return None
     static = rs.weight_preference.static_weight_list or []
-    return snapshot.memo(("weights", info.json), lambda: static_weights(static, snapshot.live))
+    return snapshot.memo(("weights", info.json), lambda: static_weights(static, snapshot.live),
+                         topology_only=True)
 
 
 __all__ = ["NO_OVERFLOW_GROUP", "allocatable", "build", "capacity_key", "overflow_orders",

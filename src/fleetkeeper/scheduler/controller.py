@@ -9,18 +9,22 @@ a ClusterResourceBinding), exactly like Karmada's queue keys.
 * a binding is added, or its ``metadata.generation`` changes — if it is ours: the
   scheduler name matches, scheduling is not suspended, and it carries a PP/CPP
   permanent-id label or ``binding.karmada.io/managed-by``;
-* a cluster starts deleting, or its labels or spec (taints…) change — every binding whose
-  current affinity matches the cluster (old or new) is woken.
+* a cluster starts deleting, or its labels or spec (taints…) change — the bindings whose
+  affinity selects it or that are placed on it, when a trigger fires for them or they are
+  parked (:mod:`~fleetkeeper.scheduler.fanout`: an index and a queue of its own, off the
+  informer's task).
 
-**What it does** (level-triggered, Karmada's ``doSchedule``): read the binding, decide
+**What it does** (level-triggered, Karmada's ``doSchedule``): skip a binding the shared
+cache shows scheduled, observed and without a trigger (the cache is at least as new as
+the event that queued it); otherwise read it afresh, decide
 whether a trigger fires (:mod:`~fleetkeeper.scheduler.triggers`), run the core
 (:class:`~fleetkeeper.scheduler.core.Scheduler`), then compute the desired object and
 write only what changed: ``spec.clusters`` with the applied-placement annotation (main
 resource, optimistic concurrency), then the ``Scheduled`` condition,
-``schedulerObservedGeneration`` and ``lastScheduledTime`` (``/status``). Events tell
-the story on the binding and on its template (a success is announced when the result or
-the condition changed, not on every pass that changes nothing), and every new result —
-or new failure — goes on the failover timeline.
+``schedulerObservedGeneration`` and ``lastScheduledTime`` (``/status``), both in one
+store transaction. Events tell the story on the binding and on its template (a success
+is announced when the result or the condition changed, not on every pass that changes
+nothing), and every new result — or new failure — goes on the failover timeline.
 
 **Retries without spinning.** A plain failure is raised: the controller retries with
 backoff. A binding no cluster can take (NoClusterFit) or that does not fit the capacity
@@ -31,7 +35,8 @@ ones also after five minutes, like Karmada's unschedulable queue — never in a 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import asyncio
+from collections.abc import Iterable
 from datetime import datetime
 
 import structlog
@@ -53,19 +58,20 @@ from fleetkeeper.api.constants import (
 )
 from fleetkeeper.api.meta import Condition, ObjectMeta, Unstructured
 from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding, TargetCluster
-from fleetkeeper.client.interface import Client
+from fleetkeeper.client.interface import Client, batch
 from fleetkeeper.clock import Clock
 from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.controller import Controller
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.reconcile import Request, Result
 from fleetkeeper.runtime.recorder import EventType, Recorder
+from fleetkeeper.scheduler import fanout
 from fleetkeeper.scheduler.core import Scheduler
 from fleetkeeper.scheduler.errors import ScheduleError, UnschedulableError
 from fleetkeeper.scheduler.framework import FitError, next_block_expiry
 from fleetkeeper.scheduler.placement import placement_info
 from fleetkeeper.scheduler.snapshot import Snapshot, SnapshotBuilder
-from fleetkeeper.scheduler.triggers import affinity_index, schedule_trigger, verdict
+from fleetkeeper.scheduler.triggers import schedule_trigger, verdict
 
 Binding = ResourceBinding | ClusterResourceBinding
 
@@ -107,9 +113,13 @@ class SchedulingReconciler:
 
     def __init__(self, client: Client, clusters: Informer[Cluster], *, clock: Clock,
                  scheduler: Scheduler | None = None, scheduler_name: str = DEFAULT_SCHEDULER_NAME,
-                 logger: FilteringBoundLogger | None = None) -> None:
+                 logger: FilteringBoundLogger | None = None,
+                 bindings: tuple[Informer[ResourceBinding], Informer[ClusterResourceBinding]] | None = None,
+                 ) -> None:
         self._client = client
         self._clusters = clusters
+        #: caches of both kinds: a binding they show settled is not read again (see ``_settled``)
+        self._bindings = bindings
         self._clock = clock
         self._scheduler = scheduler or Scheduler()
         self.scheduler_name = scheduler_name
@@ -131,7 +141,27 @@ class SchedulingReconciler:
         return self._snapshot
 
     # ---------------------------------------------------------------- reconcile
+    def _settled(self, request: Request) -> bool:
+        """The cached binding is ours, scheduled, observed, and no trigger fires: nothing to do.
+
+        The cache holds at least the version whose event queued the request, so a binding
+        that looks settled there needs no read; any later change queues it again."""
+        if self._bindings is None:
+            return False
+        rbs, crbs = self._bindings
+        cached: Binding | None = rbs.get(str(request)) if request.namespace else crbs.get(request.name)
+        if cached is None or not is_ours(cached, self.scheduler_name) or cached.spec.placement is None:
+            return False
+        if cached.metadata.deletion_timestamp is not None or request in self.parked:
+            return False
+        if cached.status.scheduler_observed_generation != (cached.metadata.generation or 0):
+            return False
+        annotation = cached.annotations().get(APPLIED_PLACEMENT_ANNOTATION, "")
+        return schedule_trigger(cached.spec, cached.status, annotation, self.snapshot().deleting) is None
+
     async def reconcile(self, request: Request) -> Result:
+        if self._settled(request):
+            return Result()
         model: type[Binding] = ResourceBinding if request.namespace else ClusterResourceBinding
         try:
             binding = await self._client.get(model, request.name, request.namespace)
@@ -166,10 +196,11 @@ class SchedulingReconciler:
         for message in outcome.term_failures:
             await self._event(binding, "Warning", EVENT_SCHEDULE_BINDING_FAILED, message)
         written = binding
-        if outcome.clusters is not None:
-            written = await self._write_result(binding, applied, outcome.clusters)
         error = outcome.error
-        condition_changed = await self._write_status(written, now, error, outcome.affinity_name)
+        async with batch(self._client):  # the result and its condition: one transaction
+            if outcome.clusters is not None:
+                written = await self._write_result(binding, applied, outcome.clusters)
+            condition_changed = await self._write_status(written, now, error, outcome.affinity_name)
         if error is None:
             moved = written is not binding
             await self._succeeded(binding, request, outcome.clusters or [], trigger, moved=moved,
@@ -213,25 +244,28 @@ class SchedulingReconciler:
         current = binding.spec.clusters or None
         if binding.annotations().get(APPLIED_PLACEMENT_ANNOTATION) == applied and current == desired:
             return binding
-        updated = binding.deep_copy()
-        updated.metadata.annotations = {**binding.annotations(), APPLIED_PLACEMENT_ANNOTATION: applied}
-        updated.spec.clusters = desired
+        # shallow copies: the cached binding is only read, and the client encodes before it returns
+        meta = binding.metadata.model_copy(
+            update={"annotations": {**binding.annotations(), APPLIED_PLACEMENT_ANNOTATION: applied}})
+        updated = binding.model_copy(update={"metadata": meta,
+                                             "spec": binding.spec.model_copy(update={"clusters": desired})})
         return await self._client.update(updated)
 
     async def _write_status(self, binding: Binding, now: datetime, error: ScheduleError | None,
                             affinity_name: str | None) -> bool:
         """Write the ``Scheduled`` condition (and on success the observed generation); whether it changed."""
         v = verdict(error)
-        status = binding.status.model_copy(deep=True)
         condition = Condition(type=v.type, status=v.status, reason=v.reason, message=v.message)
-        status.conditions = rules.set_condition(status.conditions, condition, now)
+        conditions = rules.set_condition(binding.status.conditions, condition, now)
+        changes: dict[str, object] = {"conditions": conditions}
         if v.status == "True":
-            status.scheduler_observed_generation = binding.metadata.generation or 0
-            status.last_scheduled_time = now
+            changes["scheduler_observed_generation"] = binding.metadata.generation or 0
+            changes["last_scheduled_time"] = now
         if affinity_name is not None:
-            status.scheduler_observed_affinity_name = affinity_name
-        if status == binding.status:
+            changes["scheduler_observed_affinity_name"] = affinity_name
+        if all(getattr(binding.status, name) == value for name, value in changes.items()):
             return False
+        status = binding.status.model_copy(update=changes)
         await self._client.update_status(binding.model_copy(update={"status": status}))
         old = rules.get_condition(binding.status.conditions, v.type)
         return old is None or (old.status, old.reason, old.message) != (v.status, v.reason, v.message)
@@ -262,87 +296,61 @@ class SchedulingReconciler:
 
     def bindings_for(self, cluster: Cluster, bindings: Iterable[Binding]) -> list[Request]:
         """The bindings a change of ``cluster`` concerns (Karmada's cluster fan-out)."""
-        out = []
-        for binding in bindings:
-            placement = binding.spec.placement
-            if placement is None or not is_ours(binding, self.scheduler_name):
-                continue
-            affinity = placement.cluster_affinity
-            if placement.cluster_affinities is not None:
-                if binding.status.scheduler_observed_generation != (binding.metadata.generation or 0):
-                    out.append(request_of(binding))
-                    continue
-                terms = placement.cluster_affinities
-                observed = binding.status.scheduler_observed_affinity_name or ""
-                affinity = terms[affinity_index(terms, observed)] if terms else None
-            if affinity is None or rules.cluster_matches(affinity, cluster):
-                out.append(request_of(binding))
-        return out
+        return [request_of(b) for b in bindings if self.owns(b) and fanout.concerns(b, cluster)]
+
+    def owns(self, binding: Binding) -> bool:
+        """Whether this scheduler schedules the binding (:func:`is_ours`)."""
+        return is_ours(binding, self.scheduler_name)
 
 
-class ClusterEvents:
-    """Turns cluster changes into binding keys (an informer handler)."""
+class SchedulerController:
+    """The scheduler's two queues as one runnable: bindings to schedule, clusters to fan out
+    (:mod:`~fleetkeeper.scheduler.fanout`)."""
 
-    def __init__(self, reconciler: SchedulingReconciler, controller: Controller,
-                 bindings: Sequence[Informer[ResourceBinding] | Informer[ClusterResourceBinding]]) -> None:
-        self._reconciler = reconciler
-        self._controller = controller
-        self._bindings = bindings
+    needs_leader_election = True
 
-    def on_add(self, obj: Cluster) -> None:
-        self._reconciler.invalidate()
-        self._wake_parked()
+    def __init__(self, bindings: Controller, clusters: Controller) -> None:
+        self.name = CONTROLLER_NAME
+        self.bindings = bindings
+        self.clusters = clusters
 
-    def on_update(self, old: Cluster, new: Cluster) -> None:
-        self._reconciler.invalidate()
-        if new.metadata.deletion_timestamp is not None and old.metadata.deletion_timestamp is None:
-            self._fan_out(new)
-        elif old.labels() != new.labels() or old.metadata.generation != new.metadata.generation:
-            self._fan_out(old)
-            self._fan_out(new)
-        if _visible_change(old, new):
-            self._wake_parked()
-
-    def on_delete(self, obj: Cluster) -> None:
-        self._reconciler.invalidate()
-        self._wake_parked()
-
-    def _fan_out(self, cluster: Cluster) -> None:
-        for informer in self._bindings:
-            for request in self._reconciler.bindings_for(cluster, informer.list()):
-                self._controller.enqueue(request)
-
-    def _wake_parked(self) -> None:
-        for request in sorted(self._reconciler.parked):
-            self._controller.enqueue(request)
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as group:
+            group.create_task(self.bindings.run(), name=self.bindings.name)
+            group.create_task(self.clusters.run(), name=self.clusters.name)
 
 
-def _visible_change(old: Cluster, new: Cluster) -> bool:
-    """Whether the scheduler can see the change (labels, spec, deletion, APIs, capacity)."""
-    return (old.labels() != new.labels() or old.spec != new.spec
-            or old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
-            or old.status.api_enablements != new.status.api_enablements
-            or old.status.resource_summary != new.status.resource_summary)
+class _FanOutTarget:
+    def __init__(self, reconciler: SchedulingReconciler, controller: Controller) -> None:
+        self.parked = reconciler.parked
+        self.is_ours = reconciler.owns
+        self.enqueue = controller.enqueue
 
 
 def new_controller(client: Client, informers: InformerFactory, *, clock: Clock,
                    scheduler: Scheduler | None = None,
                    scheduler_name: str = DEFAULT_SCHEDULER_NAME, workers: int = 1,
-                   logger: FilteringBoundLogger | None = None) -> Controller:
+                   logger: FilteringBoundLogger | None = None) -> SchedulerController:
     """The scheduling controller, wired to shared informers of bindings and clusters."""
     clusters = informers.informer_for(Cluster)
     rbs = informers.informer_for(ResourceBinding)
     crbs = informers.informer_for(ClusterResourceBinding)
     reconciler = SchedulingReconciler(client, clusters, clock=clock, scheduler=scheduler,
-                                      scheduler_name=scheduler_name, logger=logger)
+                                      scheduler_name=scheduler_name, logger=logger, bindings=(rbs, crbs))
     controller = Controller(CONTROLLER_NAME, reconciler, clock=clock, workers=workers, logger=logger)
     controller.watch(rbs, predicate=reconciler.binding_changed)
     controller.watch(crbs, predicate=reconciler.binding_changed)
-    clusters.add_handler(ClusterEvents(reconciler, controller, (rbs, crbs)))
-    return controller
+    rbs.add_indexer(fanout.BY_CLUSTER, fanout.index_values)
+    crbs.add_indexer(fanout.BY_CLUSTER, fanout.index_values)
+    fan_out = fanout.ClusterFanOut(_FanOutTarget(reconciler, controller), clusters, (rbs, crbs))
+    cluster_queue = Controller(f"{CONTROLLER_NAME}-cluster-fanout", fan_out, clock=clock, logger=logger)
+    parked = reconciler.parked
+    clusters.add_handler(fanout.ClusterEvents(reconciler.invalidate, cluster_queue.enqueue, lambda: parked,
+                                              controller.enqueue))
+    return SchedulerController(controller, cluster_queue)
 
 
 __all__ = [
-    "CONTROLLER_NAME", "UNSCHEDULABLE_RETRY_SECONDS", "ClusterEvents", "SchedulingReconciler", "describe",
-    "is_ours", "new_controller", "request_of",
+    "CONTROLLER_NAME", "UNSCHEDULABLE_RETRY_SECONDS", "SchedulerController", "SchedulingReconciler",
+    "describe", "is_ours", "new_controller", "request_of",
 ]

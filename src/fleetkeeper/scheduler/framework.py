@@ -262,7 +262,7 @@ class Framework:
         if any(k is None for k in keys):
             return self._fit(binding, snapshot, keys, None)
         key = ("fit", id(self), keys)
-        return snapshot.memo(key, lambda: self._fit(binding, snapshot, keys, key))
+        return snapshot.memo(key, lambda: self._fit(binding, snapshot, keys, key), topology_only=True)
 
     def _fit(self, binding: BindingView, snapshot: Snapshot, keys: tuple[Hashable, ...],
              key: Hashable) -> Fit:
@@ -289,7 +289,7 @@ class Framework:
 
         if key is None:
             return compute()
-        return snapshot.memo(("verdicts", id(self), index, key), compute)
+        return snapshot.memo(("verdicts", id(self), index, key), compute, topology_only=True)
 
     def score(self, binding: BindingView, fit: Fit, snapshot: Snapshot) -> tuple[int, ...]:
         """Summed scores of the feasible clusters (same order); each plugin's memoised by its key."""
@@ -320,7 +320,7 @@ class Framework:
 
         if key is None:
             return compute()
-        return snapshot.memo(("scores", id(self), index, key), compute)
+        return snapshot.memo(("scores", id(self), index, key), compute, topology_only=True)
 
 
 __all__ = [

@@ -10,13 +10,22 @@ the next.
 A :class:`Snapshot` is an immutable view of all clusters at one moment, plus a memo
 table: anything computed from the snapshot and a hashable key (a filter verdict for an
 equivalence class of bindings, the capacity left for a kind of replica, the candidate
-order) is computed once per snapshot and shared by every binding that asks again. A
-new snapshot starts with an empty memo, which is what makes the memo safe: no entry
-outlives the cluster state it was computed from.
+order) is computed once per snapshot and shared by every binding that asks again. No
+entry outlives the cluster state it was computed from.
+
+The memo is split by what an entry reads. Filters and scores read only a cluster's
+*topology* — name, labels, spec (taints, provider, region, zones …), enabled APIs and
+whether it is being deleted; capacity estimates also read its resource summary. While
+pods move, clusters report new summaries every status period, and each report made a
+new snapshot with an empty memo, so every binding re-ran every filter on every cluster.
+The builder therefore hands a new snapshot the previous one's topology entries when no
+cluster's topology changed (and all of its entries when nothing the scheduler reads
+changed at all); entries that read capacity ask for the capacity memo (the default).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -51,6 +60,8 @@ class ClusterFacts:
     deleting: bool = False
     capacity: Capacity | None = None
     version: str = ""
+    #: everything filters and scores may read (labels, spec, APIs, deletion), as one comparable value
+    topology: str = ""
 
 
 def facts_of(cluster: Cluster) -> ClusterFacts:
@@ -75,34 +86,46 @@ def facts_of(cluster: Cluster) -> ClusterFacts:
         deleting=cluster.metadata.deletion_timestamp is not None,
         capacity=capacity_of(cluster),
         version=cluster.metadata.resource_version or "",
+        topology=_topology(cluster, apis),
     )
+
+
+def _topology(cluster: Cluster, apis: frozenset[tuple[str, str]]) -> str:
+    return json.dumps([cluster.name, cluster.labels(), cluster.spec.to_dict(), sorted(apis),
+                       cluster.metadata.deletion_timestamp is not None], sort_keys=True)
 
 
 class Snapshot:
     """All clusters at one moment (ordered by name) and the memo of what was derived."""
 
-    def __init__(self, clusters: Iterable[ClusterFacts]) -> None:
+    def __init__(self, clusters: Iterable[ClusterFacts], *,
+                 memos: tuple[dict[Hashable, Any], dict[Hashable, Any]] | None = None) -> None:
         self.clusters: tuple[ClusterFacts, ...] = tuple(sorted(clusters, key=lambda c: c.name))
         #: clusters that are not being deleted: the only ones scheduling considers
         self.live: tuple[ClusterFacts, ...] = tuple(c for c in self.clusters if not c.deleting)
         self.by_name: dict[str, ClusterFacts] = {c.name: c for c in self.clusters}
         self.deleting: frozenset[str] = frozenset(c.name for c in self.clusters if c.deleting)
         self.tainted: frozenset[str] = frozenset(c.name for c in self.clusters if c.taints)
-        self._memo: dict[Hashable, Any] = {}
+        #: (entries that read topology only, entries that may read capacity too)
+        self.memos: tuple[dict[Hashable, Any], dict[Hashable, Any]] = memos or ({}, {})
 
     def __len__(self) -> int:
         return len(self.clusters)
 
-    def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
-        """The value derived for ``key`` from this snapshot, computed on first use."""
+    def memo(self, key: Hashable, compute: Callable[[], T], *, topology_only: bool = False) -> T:
+        """The value derived for ``key`` from this snapshot, computed on first use.
+
+        ``topology_only``: the value reads nothing of the clusters' capacity, so it may be
+        kept by the next snapshot when only capacities changed (see the module notes)."""
+        table = self.memos[0] if topology_only else self.memos[1]
         try:
-            return self._memo[key]  # type: ignore[no-any-return]
+            return table[key]  # type: ignore[no-any-return]
         except KeyError:
             pass
-        if len(self._memo) >= MEMO_LIMIT:
-            self._memo.clear()
+        if len(table) >= MEMO_LIMIT:
+            table.clear()
         value = compute()
-        self._memo[key] = value
+        table[key] = value
         return value
 
 
@@ -111,6 +134,7 @@ class SnapshotBuilder:
 
     def __init__(self) -> None:
         self._facts: dict[str, ClusterFacts] = {}
+        self._last: Snapshot | None = None
 
     def build(self, clusters: Iterable[Cluster]) -> Snapshot:
         facts: dict[str, ClusterFacts] = {}
@@ -121,8 +145,21 @@ class SnapshotBuilder:
                 facts[cluster.name] = known
             else:
                 facts[cluster.name] = facts_of(cluster)
-        self._facts = facts
-        return Snapshot(facts.values())
+        before, self._facts = self._facts, facts
+        self._last = Snapshot(facts.values(), memos=self._carried(before, facts))
+        return self._last
+
+    def _carried(self, before: Mapping[str, ClusterFacts], after: Mapping[str, ClusterFacts]
+                 ) -> tuple[dict[Hashable, Any], dict[Hashable, Any]] | None:
+        """The memo tables the new snapshot may keep from the previous one (see the module notes)."""
+        if self._last is None or before.keys() != after.keys():
+            return None
+        if any(before[name].topology != after[name].topology for name in after):
+            return None
+        topology, capacity = self._last.memos
+        if all(before[name].capacity == after[name].capacity for name in after):
+            return topology, capacity
+        return topology, {}
 
 
 def snapshot_of(clusters: Iterable[Cluster]) -> Snapshot:

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar
 
 from fleetkeeper import errors
+from fleetkeeper.api.jsoncopy import json_copy
 from fleetkeeper.members.simulated.apply import server_side_apply
 
 Obj = dict[str, Any]
@@ -189,16 +190,9 @@ class ObjectStore:
 
 
 def clone(value: _T) -> _T:
-    """A deep copy of a JSON-shaped value (much cheaper than ``copy.deepcopy``)."""
-    return cast(_T, _clone(value))
-
-
-def _clone(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _clone(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clone(v) for v in value]
-    return value
+    """A deep copy of a JSON-shaped value (every object a cluster hands out is one; see
+    :func:`~fleetkeeper.api.jsoncopy.json_copy`)."""
+    return json_copy(value)
 
 
 def owner_uids(obj: Obj | None) -> list[str]:

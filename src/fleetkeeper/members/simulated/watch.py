@@ -135,47 +135,59 @@ class WatchStream:
 
 
 class WatchHub:
-    """The open streams of one cluster, by kind (held weakly)."""
+    """The open streams of one cluster, by kind (held weakly).
+
+    Streams are kept as weak references in plain dicts rather than weak sets: every
+    write of the cluster publishes, and iterating a ``WeakSet`` (its iteration guard and
+    pending-removal bookkeeping) cost more than the offer itself."""
 
     def __init__(self) -> None:
-        self._streams: dict[GroupKind, weakref.WeakSet[WatchStream]] = {}
+        self._streams: dict[GroupKind, dict[int, weakref.ref[WatchStream]]] = {}
 
     def register(self, stream: WatchStream) -> None:
         """Start handing ``stream`` the changes of its kind."""
-        self._streams.setdefault(stream.gk, weakref.WeakSet()).add(stream)
+        self._streams.setdefault(stream.gk, {})[id(stream)] = weakref.ref(stream)
+
+    def _open(self, gk: GroupKind) -> list[WatchStream]:
+        """The open streams of a kind (forgetting closed and collected ones)."""
+        refs = self._streams.get(gk)
+        if not refs:
+            return []
+        out: list[WatchStream] = []
+        for ident, ref in list(refs.items()):
+            stream = ref()
+            if stream is None or stream.closed:
+                del refs[ident]
+            else:
+                out.append(stream)
+        return out
 
     def watching(self, gk: GroupKind) -> bool:
         """Whether anyone watches a kind (lets writers skip rendering events nobody reads)."""
-        return any(not stream.closed for stream in self._streams.get(gk, ()))
+        return bool(self._open(gk))
 
     def publish(self, change: Change) -> None:
         """Offer one change to every open stream of its kind."""
-        streams = self._streams.get(change.key.group_kind)
-        if not streams:
-            return
-        for stream in list(streams):
-            if stream.closed:
-                streams.discard(stream)
-            else:
-                stream.offer(change)
+        for stream in self._open(change.key.group_kind):
+            stream.offer(change)
 
     def break_all(self, failure: Failure) -> None:
         """The connection of every open stream is lost."""
-        for streams in self._streams.values():
-            for stream in list(streams):
+        for gk in list(self._streams):
+            for stream in self._open(gk):
                 stream.break_with(failure)
         self._streams.clear()
 
     def close_all(self) -> None:
         """End every open stream (their consumers see the iteration stop)."""
-        for streams in self._streams.values():
-            for stream in list(streams):
+        for gk in list(self._streams):
+            for stream in self._open(gk):
                 stream.close()
         self._streams.clear()
 
     def open_count(self) -> int:
         """Open streams (for tests that check nothing leaks)."""
-        return sum(1 for streams in self._streams.values() for s in streams if not s.closed)
+        return sum(len(self._open(gk)) for gk in list(self._streams))
 
 
 __all__ = ["EventType", "Matcher", "WatchHub", "WatchStream", "labels_of"]

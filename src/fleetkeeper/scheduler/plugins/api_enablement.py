@@ -32,7 +32,7 @@ class APIEnablement:
 
     def equivalence(self, binding: BindingView, snapshot: Snapshot) -> Hashable:
         gvk = binding.group_version_kind
-        lacking = snapshot.memo((NAME, gvk), lambda: _lacking(snapshot, gvk))
+        lacking = snapshot.memo((NAME, gvk), lambda: _lacking(snapshot, gvk), topology_only=True)
         return (gvk, lacking.intersection(binding.targets) if binding.targets else frozenset())
 
 

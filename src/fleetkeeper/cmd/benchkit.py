@@ -1,0 +1,112 @@
+"""What the pipeline benchmarks share: a fleet, its registration, workloads, and waiting.
+
+``fleetkeeper bench propagation`` and ``fleetkeeper bench failover`` both build the real
+control plane over a store URL with simulated Push members (pods start at once, nodes
+big enough for every pod), create Deployments, and wait — on the plane's own shared
+informer caches, so measuring costs no extra decoding — until every binding reports
+its Works applied and Healthy. The helpers here are those steps; each benchmark
+module adds what it measures.
+
+The waiting loops are bounded by a deadline (``time.perf_counter``, the benchmark's
+own wall clock) and report how far they got instead of hanging.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from fleetkeeper.api.builtin import Deployment
+from fleetkeeper.api.cluster import Cluster, ClusterStatus
+from fleetkeeper.api.meta import Unstructured
+from fleetkeeper.api.work import ResourceBinding
+from fleetkeeper.clock import Clock
+from fleetkeeper.cmd.app import ControlPlane
+from fleetkeeper.members.simulated import SimulatedFleet
+from fleetkeeper.runtime.informer import Informer
+
+#: how often the waiting loops look at the caches
+POLL_SECONDS = 0.1
+
+
+def fleet(clock: Clock, names: list[str], *, pods: int) -> SimulatedFleet:
+    """Simulated clusters whose two nodes hold ``pods`` pods each (CPU and memory to spare)."""
+    members = SimulatedFleet(clock)
+    for name in names:
+        members.add(name, nodes=2, pod_startup=0.0,
+                    node_resources={"cpu": "100000", "memory": "100000Gi", "pods": str(pods + 10)})
+    return members
+
+
+def cluster(name: str) -> Cluster:
+    """A Push cluster reached at ``simulated://<name>``."""
+    return Cluster.from_dict({"metadata": {"name": name},
+                              "spec": {"syncMode": "Push", "apiEndpoint": f"simulated://{name}"}})
+
+
+async def register_ready(plane: ControlPlane, members: SimulatedFleet, name: str) -> None:
+    """Register a cluster and report it Ready at once (for planes without cluster-status)."""
+    created = await plane.client.create(cluster(name))
+    summary = await members[name].summary()
+    created.status = ClusterStatus.from_dict({
+        "kubernetesVersion": summary.kubernetes_version, "apiEnablements": summary.api_enablements,
+        "conditions": [{"type": "Ready", "status": "True", "reason": "ClusterReady",
+                        "message": "cluster is healthy and ready to accept workloads",
+                        "lastTransitionTime": "2026-01-01T00:00:00Z"}]})
+    await plane.client.update_status(created)
+
+
+def deployment(namespace: str, name: str, *, replicas: int,
+               labels: dict[str, str] | None = None) -> Unstructured:
+    """A small nginx Deployment labelled ``app=<name>`` (plus ``labels``)."""
+    return Deployment.from_dict({
+        "metadata": {"name": name, "namespace": namespace, "labels": {"app": name, **(labels or {})}},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                 "template": {"metadata": {"labels": {"app": name}},
+                              "spec": {"containers": [{"name": "web", "image": "nginx:1.25",
+                                                       "resources": {"requests": {"cpu": "10m"}}}]}}},
+    })
+
+
+def healthy(binding: ResourceBinding, works: int) -> bool:
+    """``works`` Works, every one applied and Healthy, in ``status.aggregatedStatus``."""
+    items = binding.status.aggregated_status or []
+    return len(items) == works and all(i.applied and i.health == "Healthy" for i in items)
+
+
+async def wait_until(check: Callable[[], bool], plane: asyncio.Task[None], *, deadline: float) -> bool:
+    """Poll ``check`` until it holds (True) or the deadline passes (False); a crashed plane raises."""
+    while not check():
+        if time.perf_counter() >= deadline:
+            return False
+        if plane.done():
+            plane.result()
+        await asyncio.sleep(POLL_SECONDS)
+    return True
+
+
+class Completion:
+    """Bindings of the plane's cache that satisfy ``done``, counted as they change."""
+
+    def __init__(self, bindings: Informer[ResourceBinding], done: Callable[[ResourceBinding], bool]) -> None:
+        self._bindings = bindings
+        self._done = done
+        self.finished: set[str] = set()
+        self._seen: dict[str, str | None] = {}
+
+    def count(self) -> int:
+        """How many bindings are done now (a finished binding is not looked at again)."""
+        for key in self._bindings.keys():  # noqa: SIM118 - an informer, not a dict
+            if key in self.finished:
+                continue
+            found = self._bindings.get(key)
+            if found is not None and self._seen.get(key) != found.metadata.resource_version:
+                self._seen[key] = found.metadata.resource_version
+                if self._done(found):
+                    self.finished.add(key)
+        return len(self.finished)
+
+
+__all__ = ["POLL_SECONDS", "Completion", "cluster", "deployment", "fleet", "healthy", "register_ready",
+           "wait_until"]

@@ -1,0 +1,45 @@
+"""The failover benchmark takes a shared cluster down under real controllers and reports
+each milestone (its speed is not asserted: figures depend on the machine)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from fleetkeeper.clock import SystemClock
+from fleetkeeper.cmd.bench_failover import bench_failover
+from fleetkeeper.cmd.main import app
+
+MILESTONES = ("first_evicted_ms", "all_evicted_seconds", "first_rescheduled_ms", "all_rescheduled_seconds",
+              "all_applied_seconds", "detection_seconds", "setup_seconds", "cpu_seconds")
+
+
+async def test_every_binding_leaves_the_failed_cluster_and_is_applied_elsewhere(tmp_path: Path) -> None:
+    result = await bench_failover(bindings=50, clusters=5, store_url=f"sqlite://{tmp_path}/bench.db",
+                                  clock=SystemClock(), limit=120.0)
+    assert result["benchmark"] == "failover" and result["store"] == "sqlite"
+    assert (result["bindings"], result["clusters"]) == (50, 5)
+    assert result["healthy_before"] == 50
+    assert result["evicted"] == result["rescheduled"] == result["applied"] == 50
+    for key in MILESTONES:
+        value = result[key]
+        assert isinstance(value, float) and value >= 0, key
+    first, every = result["first_rescheduled_ms"], result["all_rescheduled_seconds"]
+    assert isinstance(first, float) and isinstance(every, float) and first <= every * 1000
+
+
+async def test_fewer_than_three_clusters_cannot_hold_the_workloads(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="at least three clusters"):
+        await bench_failover(bindings=1, clusters=2, store_url=f"sqlite://{tmp_path}/bench.db",
+                             clock=SystemClock())
+
+
+def test_the_command_prints_one_json_object(tmp_path: Path) -> None:
+    out = CliRunner().invoke(app, ["bench", "failover", "--bindings", "6", "--clusters", "3",
+                                   "--store", f"sqlite://{tmp_path}/cli.db"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.stdout)
+    assert doc["bindings"] == 6 and doc["rescheduled"] == doc["applied"] == 6
