@@ -17,7 +17,7 @@ NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 
 @pytest.mark.parametrize(("seconds", "shown"), [
     (5, "5s"), (119, "119s"), (150, "2m30s"), (600, "10m"), (3 * 3600 + 60, "3h1m"), (10 * 3600, "10h"),
-    (3 * 86400, "3d"), (800 * 86400, "2y"),
+    (3 * 86400, "3d"), (800 * 86400, "2y70d"), (3000 * 86400, "8y"),
 ], ids=lambda v: str(v))
 def test_ages_read_like_kubectl(seconds: int, shown: str) -> None:
     assert t.human_duration(seconds) == shown

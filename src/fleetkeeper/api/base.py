@@ -46,6 +46,35 @@ def parse_time(value: str) -> datetime:
     return _utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
 
 
+def human_duration(seconds: float) -> str:
+    """Kubernetes' ``duration.HumanDuration`` (``42s``, ``5m3s``, ``3h``, ``9d``, ``2y``)."""
+    s = int(seconds)
+    if s < -1:
+        return "<invalid>"
+    if s < 0:
+        return "0s"
+    if s < 120:
+        return f"{s}s"
+    minutes = s // 60
+    if minutes < 10:
+        return f"{minutes}m" if s % 60 == 0 else f"{minutes}m{s % 60}s"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = s // 3600
+    if hours < 8:
+        return f"{hours}h" if minutes % 60 == 0 else f"{hours}h{minutes % 60}m"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        return f"{hours // 24}d" if hours % 24 == 0 else f"{hours // 24}d{hours % 24}h"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        days = (hours // 24) % 365
+        return f"{hours // 24 // 365}y" if days == 0 else f"{hours // 24 // 365}y{days}d"
+    return f"{hours // 24 // 365}y"
+
+
 #: ``metav1.Time``: aware UTC datetime on the Python side, RFC 3339 on the wire.
 Time = Annotated[
     datetime, AfterValidator(_utc), PlainSerializer(format_time, return_type=str, when_used="always")
@@ -121,7 +150,7 @@ def field_error(path: str, message: str, *, kind: str | None = None, name: str |
                           kind=kind, name=name)
 
 
-__all__ = ["Model", "Time", "field_error", "format_time", "parse_time", "validation_error"]
+__all__ = ["Model", "Time", "field_error", "format_time", "human_duration", "parse_time", "validation_error"]
 
 # ClassVar re-exported for kind modules that declare scheme metadata on classes.
 _ = ClassVar

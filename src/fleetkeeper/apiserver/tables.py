@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from fleetkeeper.api.base import parse_time
+from fleetkeeper.api.base import human_duration, parse_time
 
 Cell = str | int | float | bool | None
 
@@ -36,35 +36,6 @@ class Column:
     def definition(self) -> dict[str, Any]:
         return {"name": self.name, "type": self.type, "format": self.format,
                 "description": self.description or self.name, "priority": self.priority}
-
-
-def human_duration(seconds: float) -> str:
-    """Kubernetes' ``duration.HumanDuration`` (``42s``, ``5m3s``, ``3h``, ``9d``, ``2y``)."""
-    s = int(seconds)
-    if s < -1:
-        return "<invalid>"
-    if s < 0:
-        return "0s"
-    if s < 120:
-        return f"{s}s"
-    minutes = s // 60
-    if minutes < 10:
-        return f"{minutes}m" if s % 60 == 0 else f"{minutes}m{s % 60}s"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = s // 3600
-    if hours < 8:
-        return f"{hours}h" if minutes % 60 == 0 else f"{hours}h{minutes % 60}m"
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        return f"{hours // 24}d" if hours % 24 == 0 else f"{hours // 24}d{hours % 24}h"
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        days = (hours // 24) % 365
-        return f"{hours // 24 // 365}y" if days == 0 else f"{hours // 24 // 365}y{days}d"
-    return f"{hours // 24 // 365}y"
 
 
 def _get(obj: Any, *path: str) -> Any:

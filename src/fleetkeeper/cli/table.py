@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from fleetkeeper.api.base import parse_time
+from fleetkeeper.api.base import human_duration, parse_time
 
 Cell = Callable[[dict[str, Any], datetime], str]
 NONE = "<none>"
@@ -62,30 +62,6 @@ def text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
-
-
-def human_duration(seconds: float) -> str:
-    """Kubernetes' ``duration.HumanDuration``."""
-    s = int(seconds)
-    if s < -1:
-        return "<invalid>"
-    if s < 0:
-        return "0s"
-    if s < 120:
-        return f"{s}s"
-    minutes = s // 60
-    if minutes < 10:
-        return f"{minutes}m" if s % 60 == 0 else f"{minutes}m{s % 60}s"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = s // 3600
-    if hours < 8:
-        return f"{hours}h" if minutes % 60 == 0 else f"{hours}h{minutes % 60}m"
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        return f"{hours // 24}d" if hours % 24 == 0 else f"{hours // 24}d{hours % 24}h"
-    return f"{hours // 24}d" if hours < 24 * 365 * 2 else f"{hours // 24 // 365}y"
 
 
 def age(timestamp: Any, now: datetime) -> str:
