@@ -7,9 +7,10 @@ from collections import Counter
 from collections.abc import Sequence
 
 import pytest
+import structlog.testing
 
 from fleetkeeper.clock import VirtualClock
-from fleetkeeper.errors import TerminalError
+from fleetkeeper.errors import AlreadyExists, Conflict, MemberUnreachable, TerminalError
 from fleetkeeper.runtime.controller import Controller, current_reconcile_id
 from fleetkeeper.runtime.metrics import NoMetrics
 from fleetkeeper.runtime.ratelimit import ItemExponential, RateLimiter
@@ -236,3 +237,29 @@ def test_workers_must_be_positive() -> None:
     with pytest.raises(ValueError):
         Controller("bad", FuncReconciler(lambda r: asyncio.sleep(0, Result())), workers=0,
                    clock=VirtualClock())
+
+
+@pytest.mark.parametrize(
+    ("error", "level", "traceback"),
+    [
+        (Conflict("the object has been modified"), "info", False),
+        (AlreadyExists("works \"w\" already exists"), "info", False),
+        (MemberUnreachable("member1: connection refused"), "warning", False),
+        (RuntimeError("a bug"), "error", True),
+    ],
+)
+def test_retries_are_logged_by_what_went_wrong(error: Exception, level: str, traceback: bool) -> None:
+    """A lost optimistic-concurrency race or an unreachable member is routine: no traceback."""
+
+    async def main(clock: VirtualClock) -> list[dict[str, object]]:
+        script = Script(clock, [error, Result()])
+        controller = make(clock, script)
+        controller.enqueue(A)
+        with structlog.testing.capture_logs() as logs:
+            await run_until(controller, script.finished, extra=1.0)
+        return [entry for entry in logs if "retrying" in str(entry.get("event"))]
+
+    (entry,) = run_virtual(main)
+    assert entry["log_level"] == level
+    assert ("exc_info" in entry) is traceback
+    assert entry["retries"] == 1

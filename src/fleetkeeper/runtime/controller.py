@@ -43,6 +43,7 @@ from typing import Protocol, TypeVar
 import structlog
 from structlog.typing import FilteringBoundLogger
 
+from fleetkeeper import errors
 from fleetkeeper.api.meta import Resource
 from fleetkeeper.clock import Clock
 from fleetkeeper.errors import TerminalError
@@ -172,8 +173,17 @@ class Controller:
             return "terminal"
         except Exception as exc:
             self._queue.add_rate_limited(request)
-            log.error("reconcile failed; retrying with backoff", error=repr(exc),
-                      retries=self._queue.num_requeues(request), exc_info=exc)
+            retries = self._queue.num_requeues(request)
+            if isinstance(exc, errors.Conflict | errors.AlreadyExists):
+                # optimistic concurrency: someone wrote first; the retry reads the new version
+                log.info("object changed meanwhile; retrying", error=str(exc), retries=retries)
+            elif isinstance(exc, errors.MemberError):
+                # an outage, not a bug: no traceback, the cluster's conditions tell the story
+                log.warning("member cluster not reachable; retrying with backoff", error=str(exc),
+                            retries=retries)
+            else:
+                log.error("reconcile failed; retrying with backoff", error=repr(exc), retries=retries,
+                          exc_info=exc)
             return "error"
         return self._settle(request, result, log)
 
