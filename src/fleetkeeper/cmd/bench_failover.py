@@ -19,10 +19,11 @@ taint the default ClusterTaintPolicy puts on it, and the benchmark reports:
   replicas placed on the remaining clusters (the taint-manager's eviction alone, which
   only removes the cluster, is reported as ``first_evicted_ms`` / ``all_evicted_seconds``);
 * ``all_applied_seconds`` — until the members hold the new replica counts of every
-  rescheduled binding (read from the simulated clusters without copying, polled).
+  rescheduled binding, as the plane's own watches of the members report them.
 
-Moments are taken from the injected clock's monotonic time as the plane's informers
-deliver them (handlers on the shared caches, so observing costs no extra decoding).
+Moments are taken from the injected clock's monotonic time as the plane's informers and
+member watches deliver them (handlers on the shared caches: observing costs no extra
+decoding and polls nothing).
 Every wait is bounded by ``limit``: the counts (``rescheduled``, ``applied``) then say
 how far it got. Figures depend on the machine: quote them with it.
 """
@@ -41,7 +42,7 @@ from fleetkeeper.api.work import ResourceBinding
 from fleetkeeper.clock import Clock
 from fleetkeeper.cmd import benchkit
 from fleetkeeper.cmd.app import CONTROLLERS, ControlPlane, load_setups
-from fleetkeeper.members.interface import ObjectRef
+from fleetkeeper.controllers.member_watch import MemberObjects
 from fleetkeeper.members.simulated import SimulatedFleet
 from fleetkeeper.options import Options
 from fleetkeeper.runtime.handler import FuncHandler
@@ -91,21 +92,29 @@ def _policy(group: int, names: list[str]) -> PropagationPolicy:
 
 
 class _Probe:
-    """What the benchmark sees of the failover, from handlers on the plane's shared caches."""
+    """What the benchmark sees of the failover, from handlers on the plane's shared caches.
 
-    def __init__(self, clock: Clock, clusters: Informer[Cluster],
-                 bindings: Informer[ResourceBinding]) -> None:
+    Moments come from handlers the plane's informers call, and the replica counts the
+    members hold from the plane's own member-object caches (what work-status reads), so
+    observing adds no decoding and no polling of ten thousand objects."""
+
+    def __init__(self, clock: Clock, clusters: Informer[Cluster], bindings: Informer[ResourceBinding],
+                 members: MemberObjects) -> None:
         self._clock = clock
+        self._members = members
         self.armed = False
         self.tainted_at: float | None = None
         self.seen_after_added: float | None = None
         self.evicted: dict[str, float] = {}
         self.rescheduled: dict[str, float] = {}
         self.applied: dict[str, float] = {}
-        #: binding key → (its template's name, {cluster: replicas} of its latest rescheduled result)
-        self.expected: dict[str, tuple[str, dict[str, int]]] = {}
+        #: (cluster, Deployment name) → (binding key, replicas it must hold) not held yet
+        self._waiting: dict[tuple[str, str], tuple[str, int]] = {}
+        #: binding key → how many of its clusters still wait
+        self._open: dict[str, int] = {}
         clusters.add_handler(FuncHandler(self._cluster))
         bindings.add_handler(FuncHandler(self._binding))
+        members.subscribe(self._member)
 
     def _cluster(self, old: Cluster | None, new: Cluster | None) -> None:
         if not self.armed or self.tainted_at is not None or new is None or new.name != FAILED:
@@ -124,20 +133,31 @@ class _Probe:
             return
         now = self._clock.monotonic()
         self.evicted.setdefault(new.key, now)
-        if sum(targets.values()) == new.spec.replicas:
-            self.rescheduled.setdefault(new.key, now)
-            self.expected[new.key] = (new.spec.resource.name, targets)
+        if sum(targets.values()) != new.spec.replicas or new.key in self.rescheduled:
+            return
+        self.rescheduled[new.key] = now
+        name = new.spec.resource.name
+        for cluster, replicas in targets.items():
+            held = self._members.ensure(cluster, None, "apps/v1", "Deployment").get(NAMESPACE, name)
+            if not _holds(held, replicas):
+                self._waiting[(cluster, name)] = (new.key, replicas)
+                self._open[new.key] = self._open.get(new.key, 0) + 1
+        if not self._open.get(new.key):
+            self.applied[new.key] = now
 
-    def check_applied(self, members: SimulatedFleet) -> int:
-        """Look in the members for the replica counts of rescheduled bindings; how many hold."""
-        now = self._clock.monotonic()
-        for key in [k for k in self.rescheduled if k not in self.applied]:
-            name, targets = self.expected[key]
-            ref = ObjectRef("apps/v1", "Deployment", NAMESPACE, name)
-            if all(members[cluster].peek_field(ref, "spec", "replicas") == replicas
-                   for cluster, replicas in targets.items()):
-                self.applied[key] = now
-        return len(self.applied)
+    def _member(self, cluster: str, obj: dict[str, Any], deleted: bool) -> None:
+        wait = self._waiting.get((cluster, str(obj.get("metadata", {}).get("name"))))
+        if wait is None or deleted or not _holds(obj, wait[1]):
+            return
+        del self._waiting[(cluster, obj["metadata"]["name"])]
+        key = wait[0]
+        self._open[key] -= 1
+        if not self._open[key]:
+            self.applied[key] = self._clock.monotonic()
+
+
+def _holds(obj: dict[str, Any] | None, replicas: int) -> bool:
+    return obj is not None and (obj.get("spec") or {}).get("replicas") == replicas
 
 
 def _clusters_ready(clusters: Informer[Cluster], count: int) -> bool:
@@ -174,7 +194,7 @@ async def _fail_over(probe: _Probe, members: SimulatedFleet, bindings: int, task
     members[FAILED].down()
     await benchkit.wait_until(lambda: probe.tainted_at is not None, task, deadline=deadline)
     await benchkit.wait_until(lambda: len(probe.rescheduled) >= bindings, task, deadline=deadline)
-    await benchkit.wait_until(lambda: probe.check_applied(members) >= bindings, task, deadline=deadline)
+    await benchkit.wait_until(lambda: len(probe.applied) >= bindings, task, deadline=deadline)
     return down_at
 
 
@@ -204,7 +224,8 @@ async def bench_failover(*, bindings: int = 10_000, clusters: int = 100, store_u
     plane = ControlPlane(store=store, clock=clock, members=members, options=_options(),
                          setups=load_setups(PLANE))
     informers = plane.manager.informers
-    probe = _Probe(clock, informers.informer_for(Cluster), informers.informer_for(ResourceBinding))
+    probe = _Probe(clock, informers.informer_for(Cluster), informers.informer_for(ResourceBinding),
+                   MemberObjects.shared(plane.manager, plane.context))
     started = time.perf_counter()
     task = asyncio.get_running_loop().create_task(plane.run())
     try:

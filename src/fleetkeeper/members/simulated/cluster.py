@@ -111,17 +111,6 @@ class SimulatedCluster:
             return None
         return {**clone(obj), "apiVersion": ref.api_version}
 
-    def peek_field(self, ref: ObjectRef, *path: str) -> Any:
-        """One field of a live object (``None`` when absent), whatever the faults and uncopied:
-        for drivers that check thousands of objects (a benchmark waiting for replica counts).
-        The value is the cluster's own — never modify it."""
-        node: Any = self._read(self._key(ref))
-        for part in path:
-            if not isinstance(node, dict):
-                return None
-            node = node.get(part)
-        return node
-
     async def delete(self, ref: ObjectRef) -> bool:
         await self._gate()
         key = self._key(ref)
