@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from fleetkeeper.api import constants
+from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.builtin import Deployment
 from fleetkeeper.api.conditions import get_condition
 from fleetkeeper.api.policy import PropagationPolicy
@@ -61,6 +62,20 @@ def test_a_work_of_an_unreachable_cluster_waits_for_it_before_letting_go() -> No
                 return not await member_has(world, "member1") and await work_of(world, "member1") is None
 
             await world.wait_for(member1_clean, within=30)
+
+            async def cleanups() -> list[tl.TimelineEntry] | None:
+                entries = [e for e in (await world.client.list(tl.TimelineEntry)).items
+                           if e.action == tl.WORK_CLEANED_UP]
+                return entries if len(entries) == 2 else None
+
+            entries = sorted(await world.wait_for(cleanups), key=lambda e: e.message)
+            assert [e.message for e in entries] == [
+                f"Deployment default/nginx removed from {name} (Work karmada-es-{name}/{WORK} deleted)"
+                for name in ("member1", "member2")]
+            assert {(e.subject.kind, e.subject.namespace, e.subject.name) for e in entries} == {
+                ("ResourceBinding", "default", "nginx-deployment")}
+            member1, member2 = (e.time for e in entries)
+            assert member1 > member2, "member1's copy goes only once member1 is back"
 
     run(main)
 

@@ -5,7 +5,8 @@ about *why* nothing happened. fleetkeeper additionally records every decision on
 path detect → taint → evict → schedule → healthy → purge as a ``TimelineEntry``
 (group ``fleetkeeper.io``, additive to Karmada's API): cluster condition changes,
 taints added and removed, eviction tasks created, blocked and dropped (with the
-reason), schedule results, Works created and deleted, circuit-breaker decisions.
+reason), schedule results, Works created and deleted, their member copies removed (once the
+cluster is reachable again, for a cluster that failed), circuit-breaker decisions.
 
 Entries are cluster-scoped and name their subject, so "why did (or didn't) it fail
 over?" is a field-selector query away::
@@ -41,6 +42,8 @@ SCHEDULED = "Scheduled"
 SCHEDULE_FAILED = "ScheduleFailed"
 WORK_CREATED = "WorkCreated"
 WORK_DELETED = "WorkDeleted"
+#: a deleted Work's objects removed from (or, preserved, released in) its member cluster
+WORK_CLEANED_UP = "WorkCleanedUp"
 WORKLOAD_HEALTH = "WorkloadHealth"
 DISPATCH_SUSPENDED = "DispatchSuspended"
 DISPATCH_RESUMED = "DispatchResumed"

@@ -34,7 +34,6 @@ outage says nothing new about whether the manifest applies.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 from fleetkeeper import errors
@@ -43,9 +42,14 @@ from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.conditions import get_condition, set_condition
 from fleetkeeper.api.meta import Condition, ObjectMeta, Unstructured
-from fleetkeeper.api.work import Work
+from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding, Work
 from fleetkeeper.controllers import execution_rules as rules
-from fleetkeeper.controllers.bindings import cluster_of_work, ensure_namespace_index, works_in_cluster
+from fleetkeeper.controllers.bindings import (
+    binding_request_of_work,
+    cluster_of_work,
+    ensure_namespace_index,
+    works_in_cluster,
+)
 from fleetkeeper.controllers.member_watch import MemberObjects, work_of_member_object
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Operation
@@ -226,26 +230,41 @@ class Execution:
                                       cluster_deleting=cluster.metadata.deletion_timestamp is not None)
         if action is rules.Cleanup.WAIT:
             return Result(requeue_after=self._ctx.options.cluster_status_update_frequency)
+        cleaned: list[str] = []
         if action is not rules.Cleanup.SKIP:
             member = self._member(cluster)
             for manifest in work.spec.workload.manifests or []:
-                await self._clean_one(member, manifest, preserve=action is rules.Cleanup.PRESERVE)
-        await self._release(work)
+                if await self._clean_one(member, manifest, preserve=action is rules.Cleanup.PRESERVE):
+                    ref = rules.ref_of(manifest)
+                    cleaned.append(f"{ref.kind} {ref.namespace + '/' if ref.namespace else ''}{ref.name}")
+        if await self._release(work) and cleaned:
+            preserved = action is rules.Cleanup.PRESERVE
+            verb = "released (kept, no longer managed) in" if preserved else "removed from"
+            binding = binding_request_of_work(work)
+            model = ResourceBinding if binding is not None and binding.namespace else ClusterResourceBinding
+            subject: Work | tl.Subject = work if binding is None else tl.Subject(
+                api_version=model.API_VERSION, kind=model.KIND, name=binding.name,
+                namespace=binding.namespace or None)
+            await self._recorder.timeline(
+                subject, tl.WORK_CLEANED_UP,
+                f"{', '.join(cleaned)} {verb} {cluster.name} (Work {work.namespace}/{work.name} deleted)")
         return Result()
 
-    async def _clean_one(self, member: Member, manifest: dict[str, Any], *, preserve: bool) -> None:
+    async def _clean_one(self, member: Member, manifest: dict[str, Any], *, preserve: bool) -> bool:
+        """Delete (or release) one manifest's object in the member; whether there was one of ours."""
         ref = rules.ref_of(manifest)
         timeout = self._timeout()
         observed = await bounded(member.get(ref), timeout, member.name)
         if observed is None or not rules.is_managed(observed):
-            return
+            return False
         if preserve:
             await bounded(member.apply(rules.stripped(manifest)), timeout, member.name)
         else:
             await bounded(member.delete(ref), timeout, member.name)
+        return True
 
-    async def _release(self, work: Work) -> None:
-        """Drop the execution finalizer (the Work then goes away)."""
+    async def _release(self, work: Work) -> bool:
+        """Drop the execution finalizer (the Work then goes away); whether this call dropped it."""
         self._last.pop(work.key, None)
 
         def change(current: Work) -> Work | None:
@@ -256,8 +275,10 @@ class Execution:
             meta = current.metadata.model_copy(update={"finalizers": finalizers or None})
             return current.model_copy(update={"metadata": meta})
 
-        with contextlib.suppress(errors.NotFound):
-            await write(self._ctx.client, work, change)
+        try:
+            return await write(self._ctx.client, work, change) is not None
+        except errors.NotFound:
+            return False
 
 
 def setup(mgr: Manager, ctx: Context) -> None:
