@@ -10,24 +10,13 @@ no duplicate. (A killed fleetkeeper process is the conformance suite's durabilit
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 
 from fleetkeeper.clock import SystemClock
 from fleetkeeper.store import open_store
 from fleetkeeper.store._conformance_base import CONFIGMAP, DEPLOY, configmap, deployment, rv, summary, take
 from fleetkeeper.store._conformance_durability import _run_and_kill, _verify
 
-from .etcd_server import EtcdServer, etcd_server
-
-
-@pytest.fixture
-def etcd(tmp_path: Path) -> Iterator[EtcdServer]:
-    server = etcd_server(tmp_path / "etcd")
-    yield server
-    server.stop()
+from .etcd_server import EtcdServer
 
 
 async def _state(url: str) -> dict[tuple[str, str], tuple[int, object]]:
@@ -43,26 +32,27 @@ async def test_killing_and_restarting_etcd_loses_nothing_acknowledged(etcd: Etcd
     store = open_store(etcd.url, clock=SystemClock())
     try:
         watch = store.watch(None)
-        for i in range(20):
-            await store.create(deployment(f"d{i}", spec={"i": i}))
+        revisions = [rv(await store.create(deployment(f"d{i}", spec={"i": i}))) for i in range(20)]
         async with store.batch():
             for i in range(5):
                 obj = await store.get(DEPLOY, "default", f"d{i}")
-                await store.update({**obj, "spec": {"i": -1 - i}})
-            await store.create(configmap("c", x="1"))
-        await store.delete(DEPLOY, "default", "d19")
+                revisions.append(rv(await store.update({**obj, "spec": {"i": -1 - i}})))
+            revisions.append(rv(await store.create(configmap("c", x="1"))))
+        gone = await store.delete(DEPLOY, "default", "d19")
+        revisions.append(rv(gone))
         before = await _state(etcd.url)
-        assert len(before) == 20 and store.revision == 27
+        assert len(before) == 20 and store.revision == rv(gone)
 
         etcd.kill()
         etcd.start()
 
         assert await _state(etcd.url) == before
         after = await store.create(deployment("after-restart"))  # the open store carries on
-        assert rv(after) == 28
+        assert rv(after) > rv(gone)
+        revisions.append(rv(after))
         events = await take(watch, 28)
-        assert [e.revision for e in events] == list(range(1, 29))
-        assert summary(events[-2:]) == [("DELETED", "d19", 27), ("ADDED", "after-restart", 28)]
+        assert [e.revision for e in events] == revisions == sorted(set(revisions))
+        assert summary(events[-2:]) == [("DELETED", "d19", rv(gone)), ("ADDED", "after-restart", rv(after))]
     finally:
         await store.close()
 
@@ -70,14 +60,14 @@ async def test_killing_and_restarting_etcd_loses_nothing_acknowledged(etcd: Etcd
 async def test_a_write_waits_for_etcd_to_come_back(etcd: EtcdServer) -> None:
     store = open_store(etcd.url, clock=SystemClock())
     try:
-        await store.create(deployment("first"))
+        first = await store.create(deployment("first"))
         etcd.kill()
         pending = asyncio.create_task(store.create(deployment("during-outage")))
         for _ in range(20):
             await asyncio.sleep(0)
         assert not pending.done()
         await asyncio.to_thread(etcd.start)
-        assert rv(await pending) == 2
+        assert rv(await pending) > rv(first)
         assert [i["metadata"]["name"] for i in (await store.list(DEPLOY)).items] == ["during-outage", "first"]
     finally:
         await store.close()

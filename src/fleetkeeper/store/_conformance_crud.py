@@ -28,14 +28,16 @@ from fleetkeeper.store.objects import generated_name
 
 
 class CreateGetConformance(StoreFixtures):
-    async def test_create_fills_system_metadata_and_takes_the_next_revision(self, store: Store) -> None:
+    async def test_create_fills_system_metadata_and_takes_a_later_revision(self, store: Store) -> None:
+        assert store.revision == 0
         first = await store.create(deployment("a"))
+        assert store.revision == rv(first) > 0
         second = await store.create(deployment("b"))
         meta = first["metadata"]
         assert meta["uid"] == "uid-1" and meta["generation"] == 1
         assert meta["creationTimestamp"].endswith("Z")
-        assert (rv(first), rv(second)) == (1, 2)
-        assert store.revision == 2
+        assert rv(first) < rv(second) == store.revision
+        assert rv(await store.get(DEPLOY, "default", "a")) == rv(first)
 
     async def test_create_and_get_hand_out_private_copies(self, store: Store) -> None:
         given = deployment("a", spec={"replicas": 1, "nested": {"x": 1}})
@@ -54,13 +56,13 @@ class CreateGetConformance(StoreFixtures):
     async def test_create_refuses_an_existing_key(
         self, store: Store, second: dict[str, Any], fails: bool
     ) -> None:
-        await store.create(deployment("a"))
+        first = await store.create(deployment("a"))
         if fails:
             with pytest.raises(errors.AlreadyExists):
                 await store.create(second)
-            assert store.revision == 1
+            assert store.revision == rv(first)
         else:
-            await store.create(second)
+            assert rv(await store.create(second)) > rv(first)
 
     @pytest.mark.parametrize(("obj", "error"), [
         ({**deployment("a"), "metadata": {"namespace": "default"}}, errors.Invalid),
@@ -116,10 +118,11 @@ class UpdateConformance(StoreFixtures):
         assert (await store.get(DEPLOY, "default", "a"))["spec"] == {"replicas": 2}
 
     async def test_an_update_without_resource_version_is_unconditional(self, store: Store) -> None:
-        await store.create(deployment("a"))
+        created = await store.create(deployment("a"))
         obj = deployment("a", spec={"replicas": 5})
         updated = await store.update(obj)
-        assert rv(updated) == 2 and updated["spec"] == {"replicas": 5}
+        assert rv(updated) > rv(created) and updated["spec"] == {"replicas": 5}
+        assert rv(updated) == store.revision == rv(await store.get(DEPLOY, "default", "a"))
 
     async def test_updating_an_absent_object_is_not_found(self, store: Store) -> None:
         with pytest.raises(errors.NotFound):
@@ -160,7 +163,8 @@ class UpdateConformance(StoreFixtures):
         updated = await store.update(obj, subresource="status")
         assert updated["status"] == {"phase": "Ready"}
         assert updated["spec"] == {"replicas": 1} and updated["metadata"]["labels"] == {"l": "1"}
-        assert updated["metadata"]["generation"] == 1 and rv(updated) == 2
+        assert updated["metadata"]["generation"] == 1 and rv(updated) > rv(obj)
+        assert rv(updated) == store.revision
 
     async def test_a_status_update_checks_the_resource_version(self, store: Store) -> None:
         obj = await store.create(deployment("a"))
@@ -184,7 +188,7 @@ class UpdateConformance(StoreFixtures):
     async def test_an_update_that_changes_nothing_writes_nothing(self, store: Store) -> None:
         obj = await store.create(deployment("a", labels={"x": "y"}))
         same = await store.update(obj)
-        assert rv(same) == rv(obj) and store.revision == 1
+        assert rv(same) == rv(obj) and store.revision == rv(obj)
 
     async def test_an_unknown_subresource_is_a_bad_request(self, store: Store) -> None:
         obj = await store.create(deployment("a"))
@@ -239,23 +243,31 @@ class UpdateConformance(StoreFixtures):
 
 class DeleteConformance(StoreFixtures):
     async def test_delete_removes_and_returns_the_last_state_at_a_new_revision(self, store: Store) -> None:
-        await store.create(deployment("a"))
+        created = await store.create(deployment("a"))
         gone = await store.delete(DEPLOY, "default", "a")
-        assert rv(gone) == 2 and store.revision == 2
+        assert rv(gone) > rv(created) and store.revision == rv(gone)
+        assert {k: v for k, v in gone.items() if k != "metadata"} == {
+            k: v for k, v in created.items() if k != "metadata"}
         with pytest.raises(errors.NotFound):
             await store.get(DEPLOY, "default", "a")
         with pytest.raises(errors.NotFound):
             await store.delete(DEPLOY, "default", "a")
 
     @pytest.mark.parametrize(("precondition", "ok"), [
-        ({"resource_version": "1"}, True),
-        ({"resource_version": "5"}, False),
+        ({"resource_version": "current"}, True),
+        ({"resource_version": "stale"}, False),
+        ({"resource_version": "later"}, False),
         ({"uid": "uid-1"}, True),
         ({"uid": "uid-9"}, False),
     ], ids=["a current resourceVersion precondition passes", "a stale resourceVersion precondition conflicts",
+            "a resourceVersion no write has made conflicts",
             "a matching uid precondition passes", "another uid precondition conflicts"])
     async def test_delete_preconditions(self, store: Store, precondition: dict[str, str], ok: bool) -> None:
-        await store.create(deployment("a"))
+        first = await store.create(deployment("a"))
+        current = await store.update({**first, "spec": {"replicas": 2}})
+        versions = {"current": rv(current), "stale": rv(first), "later": rv(current) + 1}
+        if "resource_version" in precondition:
+            precondition = {"resource_version": str(versions[precondition["resource_version"]])}
         if ok:
             await store.delete(DEPLOY, "default", "a", **precondition)
         else:
@@ -265,24 +277,24 @@ class DeleteConformance(StoreFixtures):
 
     async def test_finalizers_hold_a_deleted_object_until_the_last_is_removed(self, store: Store) -> None:
         watch = store.watch(DEPLOY)
-        await store.create(deployment("a", finalizers=["one/x", "two/y"]))
+        created = await store.create(deployment("a", finalizers=["one/x", "two/y"]))
         held = await store.delete(DEPLOY, "default", "a")
         stamp = held["metadata"]["deletionTimestamp"]
-        assert stamp and rv(held) == 2
+        assert stamp and rv(held) > rv(created)
         again = await store.delete(DEPLOY, "default", "a")
-        assert again["metadata"]["deletionTimestamp"] == stamp and store.revision == 2
+        assert again["metadata"]["deletionTimestamp"] == stamp and store.revision == rv(again) == rv(held)
         current = await store.get(DEPLOY, "default", "a")
         current["metadata"]["finalizers"] = ["two/y"]
         current = await store.update(current)
-        assert current["metadata"]["deletionTimestamp"] == stamp
+        assert current["metadata"]["deletionTimestamp"] == stamp and rv(current) > rv(held)
         current["metadata"]["finalizers"] = []
         last = await store.update(current)
-        assert rv(last) == 4
+        assert rv(last) > rv(current) and store.revision == rv(last)
         with pytest.raises(errors.NotFound):
             await store.get(DEPLOY, "default", "a")
         events = await take(watch, 4)
-        assert summary(events) == [("ADDED", "a", 1), ("MODIFIED", "a", 2), ("MODIFIED", "a", 3),
-                                   ("DELETED", "a", 4)]
+        assert summary(events) == [("ADDED", "a", rv(created)), ("MODIFIED", "a", rv(held)),
+                                   ("MODIFIED", "a", rv(current)), ("DELETED", "a", rv(last))]
         assert events[3].object["metadata"]["deletionTimestamp"] == stamp
 
     async def test_a_deleting_object_takes_no_new_finalizers(self, store: Store) -> None:
@@ -305,18 +317,20 @@ class DeleteConformance(StoreFixtures):
 
 
 class ListConformance(StoreFixtures):
-    async def _populate(self, store: Store) -> None:
+    async def _populate(self, store: Store) -> int:
+        """Four Deployments and a ConfigMap; the revision of the last write."""
         rows = [("b", "x", "front"), ("a", "z", "back"), ("a", "y", "front"), ("c", "w", "db")]
         for ns, name, tier in rows:
             await store.create(deployment(name, namespace=ns, labels={"tier": tier}))
-        await store.create(configmap("y", namespace="a"))
+        return rv(await store.create(configmap("y", namespace="a")))
 
     async def test_list_is_sorted_by_namespace_and_name_at_the_current_revision(self, store: Store) -> None:
-        await self._populate(store)
+        last = await self._populate(store)
         result = await store.list(DEPLOY)
         assert [(i["metadata"]["namespace"], i["metadata"]["name"]) for i in result.items] == [
             ("a", "y"), ("a", "z"), ("b", "x"), ("c", "w")]
-        assert result.revision == store.revision == 5 and result.continue_token is None
+        assert result.revision == store.revision == last and result.continue_token is None
+        assert all(rv(i) < last for i in result.items)
 
     @pytest.mark.parametrize(("namespace", "labels", "fields", "expected"), [
         ("a", None, None, ["y", "z"]),
@@ -351,14 +365,14 @@ class ListConformance(StoreFixtures):
         self, store: Store, limit: int, labels: str | None
     ) -> None:
         for i in range(23):
-            await store.create(deployment(f"d{i:02}", namespace=f"ns{i % 3}",
-                                          labels={"even": "yes" if i % 2 == 0 else "no"}))
+            last = await store.create(deployment(f"d{i:02}", namespace=f"ns{i % 3}",
+                                                 labels={"even": "yes" if i % 2 == 0 else "no"}))
         whole = [i["metadata"]["name"] for i in (await store.list(DEPLOY, label_selector=labels)).items]
         seen: list[str] = []
         token: str | None = None
         for _ in range(100):
             page = await store.list(DEPLOY, label_selector=labels, limit=limit, continue_token=token)
-            assert len(page.items) <= limit and page.revision == 23
+            assert len(page.items) <= limit and page.revision == rv(last)
             seen.extend(i["metadata"]["name"] for i in page.items)
             token = page.continue_token
             if token is None:

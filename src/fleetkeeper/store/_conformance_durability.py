@@ -47,19 +47,18 @@ class DurabilityConformance(StoreFixtures):
         if not self.durable:
             pytest.skip("the backend does not persist across reopening")
         first = opener()
-        for i in range(5):
-            await first.create(deployment(f"d{i}", spec={"i": i}))
+        made = [rv(await first.create(deployment(f"d{i}", spec={"i": i}))) for i in range(5)]
         obj = await first.get(DEPLOY, "default", "d0")
-        await first.update({**obj, "spec": {"i": 100}})
-        await first.delete(DEPLOY, "default", "d4")
+        changed = rv(await first.update({**obj, "spec": {"i": 100}}))
+        gone = rv(await first.delete(DEPLOY, "default", "d4"))
         await first.close()
         second = opener()
-        assert second.revision == 7
+        assert second.revision == gone
         names = [(i["metadata"]["name"], rv(i)) for i in (await second.list(DEPLOY)).items]
-        assert names == [("d0", 6), ("d1", 2), ("d2", 3), ("d3", 4)]
-        assert summary(await take(second.watch(DEPLOY, since=4), 3)) == [
-            ("ADDED", "d4", 5), ("MODIFIED", "d0", 6), ("DELETED", "d4", 7)]
-        assert rv(await second.create(deployment("next"))) == 8
+        assert names == [("d0", changed), ("d1", made[1]), ("d2", made[2]), ("d3", made[3])]
+        assert summary(await take(second.watch(DEPLOY, since=made[3]), 3)) == [
+            ("ADDED", "d4", made[4]), ("MODIFIED", "d0", changed), ("DELETED", "d4", gone)]
+        assert rv(await second.create(deployment("next"))) > gone
 
     def test_a_writer_killed_mid_stream_loses_no_acknowledged_write(self, tmp_path: Path) -> None:
         if not self.durable:

@@ -15,17 +15,18 @@ Values passed around:
   record (for DELETED: the last state stamped with the deletion's revision) and the
   previous record (so a watch with a selector can tell "stopped matching" apart).
 
-Revisions are assigned by the façade, one per change, strictly increasing and without
-gaps; ``commit`` receives them in order, persists objects and history in one
-transaction, and only then returns (that return is the acknowledgment). ``expect`` on
-a change is the revision the façade read the object at (0: absent); a backend shared
-by several writers (etcd) must check it and raise ``errors.Conflict``; single-writer
-backends may rely on the façade's write lock.
+Revisions are assigned by the façade, one per change, strictly increasing (without gaps
+unless a :class:`ChangeFeed` backend numbers them); ``commit`` receives them in order,
+persists objects and history in one transaction, and only then returns (that return is
+the acknowledgment). ``expect`` on a change is the revision the façade read the object
+at (0: absent); a backend shared by several writers (etcd) must check it and raise
+``errors.Conflict``; single-writer backends may rely on the façade's write lock.
 
 A backend shared by several processes (etcd) also implements :class:`ChangeFeed`: the
-store itself (not this process) assigns revisions, so its ``commit`` may give a change
-a later revision than the façade expected (it re-stamps the record in place), and it
-publishes every change — other processes' too — to this process's watchers itself.
+store itself (not this process) assigns revisions, so the façade asks it which revision
+to stamp a change with, its ``commit`` may give a change a later revision than that (it
+re-stamps the record in place), and it publishes every change — other processes' too —
+to this process's watchers itself.
 """
 
 from __future__ import annotations
@@ -146,7 +147,7 @@ class Backend(Protocol):
         ...
 
     async def commit(self, changes: Sequence[Change]) -> None:
-        """Persist ``changes`` (consecutive revisions) atomically; return once durable."""
+        """Persist ``changes`` (increasing revisions) atomically; return once durable."""
         ...
 
     async def history(self, since: int, gk: GroupKind | None, namespace: str | None) -> list[Change]:
@@ -167,9 +168,25 @@ class ChangeFeed(Protocol):
     history: clients re-list). The façade calls ``follow`` when it opens and before each
     watch starts; delivery needs a running event loop, so a call only (re)starts it when
     it is not running.
+
+    ``next_revision`` is the revision to stamp a change with: ``after`` is the revision of
+    the change staged just before it in the same batch (``None``: it is the first, or
+    not in a batch), ``repeat`` whether that batch already changes the same object. The
+    numbers strictly increase but may leave gaps.
+
+    ``exists`` tells a create whether its name is taken. It may answer "absent" from the
+    changes it has published rather than reading the store (another process's create it
+    has not seen yet then fails the create's guarded commit with ``AlreadyExists``); a
+    taken name is read from the store.
     """
 
     def follow(self, publish: Callable[[Sequence[Change]], bool], fail: Callable[[ApiError], None]) -> None:
+        ...
+
+    def next_revision(self, after: int | None, *, repeat: bool = False) -> int:
+        ...
+
+    async def exists(self, key: Key) -> bool:
         ...
 
 

@@ -25,9 +25,12 @@ from the injected clock.
 A backend shared by several processes (a :class:`~.backend.ChangeFeed`, i.e. etcd) is
 the one place that sees every process's writes, so there the façade does not publish:
 the backend feeds this process's watchers itself, in its revision order, its own
-writes before their commit returns. Such a backend also assigns the final revision
-(another process may have written first), so the next revision is taken from it after
-each commit.
+writes before their commit returns. Such a backend also numbers the changes: the façade
+stamps each with the revision the backend plans for it (strictly increasing, not
+necessarily consecutive), and the backend assigns the final one at commit (another
+process may have written first). And it says whether a name is taken before a create
+(``exists``): it may answer from what it has seen, as the create's commit is guarded
+anyway — a name another process took meanwhile fails that commit with AlreadyExists.
 """
 
 from __future__ import annotations
@@ -172,7 +175,7 @@ class Store:
         new = o.copy_in(obj)
         async with _Guard(self):
             key = await self._claim_name(new)
-            revision = self._assigned + 1
+            revision = self._next_revision(key)
             o.prepare_create(new, uid=self._uid(), now=self._now(), revision=revision)
             change = Change("ADDED", key, o.snapshot(new, revision), None)
             await self._apply(change)
@@ -198,7 +201,7 @@ class Store:
             result["metadata"]["resourceVersion"] = str(current.revision)
             if o.same_content(result, old):
                 return current.copy()
-            revision = self._assigned + 1
+            revision = self._next_revision(key)
             result["metadata"]["resourceVersion"] = str(revision)
             kind: EventType = "DELETED" if o.is_finished(result) else "MODIFIED"
             change = Change(kind, key, o.snapshot(result, revision), current, current.revision)
@@ -225,7 +228,7 @@ class Store:
                                       f"UID in object meta: {meta.get('uid')}")
             if resource_version and resource_version != str(current.revision):
                 raise o.conflict(key, o.STALE)
-            revision = self._assigned + 1
+            revision = self._next_revision(key)
             if meta.get("finalizers"):
                 if meta.get("deletionTimestamp"):
                     return current.copy()
@@ -323,15 +326,33 @@ class Store:
         prefix = meta.get("generateName")
         if meta.get("name") or not prefix:
             key = o.key_of(new)
-            if await self._read(key) is not None:
+            if await self._exists(key):
                 raise o.already_exists(key)
             return key
         for _ in range(8):
             meta["name"] = o.generated_name(str(prefix), self._uid())
             key = o.key_of(new)
-            if await self._read(key) is None:
+            if not await self._exists(key):
                 return key
         raise o.already_exists(key)
+
+    async def _exists(self, key: Key) -> bool:
+        """Whether an object is at ``key``, before creating it (a shared backend's commit checks again)."""
+        batch = self._batch
+        if batch is not None and key in batch.overlay and batch.owner is asyncio.current_task():
+            return batch.overlay[key] is not None
+        if self._feed is not None:
+            return await self._feed.exists(key)
+        return await self._backend.get(key) is not None
+
+    def _next_revision(self, key: Key) -> int:
+        """The revision to stamp the next change (of ``key``) with."""
+        if self._feed is None:
+            return self._assigned + 1
+        batch = self._owned_batch()
+        if batch is None or not batch.changes:
+            return self._feed.next_revision(None)
+        return self._feed.next_revision(batch.changes[-1].revision, repeat=key in batch.overlay)
 
     async def _apply(self, change: Change) -> None:
         self._assigned = change.revision
