@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
+from typing import Any
 
 import pytest
 import structlog.testing
@@ -251,13 +253,15 @@ def test_workers_must_be_positive() -> None:
 def test_retries_are_logged_by_what_went_wrong(error: Exception, level: str, traceback: bool) -> None:
     """A lost optimistic-concurrency race or an unreachable member is routine: no traceback."""
 
-    async def main(clock: VirtualClock) -> list[dict[str, object]]:
+    async def main(clock: VirtualClock) -> list[MutableMapping[str, Any]]:
         script = Script(clock, [error, Result()])
-        controller = make(clock, script)
+        capture = structlog.testing.LogCapture()
+        logger = structlog.wrap_logger(None, processors=[capture],
+                                       wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+        controller = Controller("test", script, clock=clock, metrics=NoMetrics(), logger=logger)
         controller.enqueue(A)
-        with structlog.testing.capture_logs() as logs:
-            await run_until(controller, script.finished, extra=1.0)
-        return [entry for entry in logs if "retrying" in str(entry.get("event"))]
+        await run_until(controller, script.finished, extra=1.0)
+        return [entry for entry in capture.entries if "retrying" in str(entry.get("event"))]
 
     (entry,) = run_virtual(main)
     assert entry["log_level"] == level
