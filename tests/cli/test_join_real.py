@@ -11,7 +11,7 @@ import yaml
 
 from fleetkeeper.api.builtin import Secret
 from fleetkeeper.api.cluster import Cluster
-from fleetkeeper.cmd.components import ClusterCredentials
+from fleetkeeper.cmd.member_pool import ClusterCredentials
 
 from .test_commands import Cli
 from .test_commands import cli as cli  # the real-server fixture, shared

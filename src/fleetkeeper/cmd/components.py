@@ -18,10 +18,7 @@ component elect a leader (``--leader-elect``, on by default): the controller-man
 competes for the Lease ``karmada-system/fleetkeeper-controller-manager`` and the
 scheduler, run apart, for ``karmada-system/fleetkeeper-scheduler``.
 
-**Members.** Push clusters are reached through :class:`MemberUrls`, which opens the
-member named by each Cluster's ``spec.apiEndpoint`` (``simulated://NAME`` gives the
-in-process simulated cluster NAME, created on first use, so ``fleetkeeper join NAME
---member simulated://NAME`` works against a running control plane).
+**Members** are reached through :func:`~fleetkeeper.cmd.member_pool.member_pool`.
 
 The helpers every long-running command shares live here too: the state-directory
 lock, signal handling and supervised startup steps.
@@ -42,10 +39,7 @@ from typing import Annotated, Any, NoReturn, Protocol
 
 import typer
 
-from fleetkeeper import errors
 from fleetkeeper.api import admission
-from fleetkeeper.api.builtin import Secret
-from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.apiserver import bind
 from fleetkeeper.cli import paths
 from fleetkeeper.cli.options import with_options
@@ -54,10 +48,7 @@ from fleetkeeper.client.local import LocalClient
 from fleetkeeper.client.rest import RestClient
 from fleetkeeper.clock import Clock, SystemClock
 from fleetkeeper.cmd import logs
-from fleetkeeper.members import Member, open_member
-from fleetkeeper.members.interface import MemberPool
-from fleetkeeper.members.kubernetes import Credentials
-from fleetkeeper.members.kubernetes_pool import KubernetesMembers, credentials_from_secret
+from fleetkeeper.cmd.member_pool import member_pool
 from fleetkeeper.options import Options
 from fleetkeeper.runtime.leaderelection import LeaderElectionConfig, LeaderElector
 from fleetkeeper.runtime.manager import Manager
@@ -87,65 +78,6 @@ def options_error(exc: ValueError) -> str:
 def identity(role: str) -> str:
     """A leader-election identity unique to this process."""
     return f"{socket.gethostname()}_{role}_{uuid.uuid4().hex[:8]}"
-
-
-# --------------------------------------------------------------------------- members
-
-
-class MemberUrls:
-    """A member pool that opens each cluster's ``spec.apiEndpoint`` (see the module notes)."""
-
-    def __init__(self, clock: Clock) -> None:
-        self._clock = clock
-        self._open: dict[tuple[str, str], Member] = {}
-
-    def member(self, cluster_name: str, api_endpoint: str | None = None) -> Member:
-        if not api_endpoint:
-            raise errors.MemberUnreachable(f"cluster {cluster_name!r} has no spec.apiEndpoint")
-        key = (cluster_name, api_endpoint)
-        found = self._open.get(key)
-        if found is None:
-            try:
-                found = self._open[key] = open_member(api_endpoint, clock=self._clock)
-            except ValueError as exc:
-                raise errors.MemberUnreachable(f"cluster {cluster_name!r}: {exc}") from None
-        return found
-
-
-class ClusterCredentials:
-    """Reads a Push cluster's credentials from the Secret its ``spec.secretRef`` names
-    (keys ``token`` and ``caBundle``, as Karmada stores them), through the control plane's
-    own client — bound once the plane exists (:func:`member_pool`)."""
-
-    def __init__(self) -> None:
-        self.client: Client | None = None
-
-    async def __call__(self, name: str) -> Credentials:
-        if self.client is None:
-            raise errors.MemberUnreachable(f"cluster {name!r}: the control plane is not ready yet")
-        cluster = await self.client.get(Cluster, name)
-        ref = cluster.spec.secret_ref
-        if ref is None:
-            raise errors.MemberUnreachable(f"cluster {name!r} has an https:// apiEndpoint but no secretRef")
-        try:
-            secret = await self.client.get(Secret, ref.name, ref.namespace)
-        except errors.NotFound:
-            raise errors.MemberUnreachable(
-                f"cluster {name!r}: its secretRef {ref.namespace}/{ref.name} does not exist") from None
-        try:
-            insecure = bool(cluster.spec.insecure_skip_tls_verification)
-            return credentials_from_secret(secret.to_dict(), insecure_skip_tls_verify=insecure)
-        except ValueError as exc:
-            where = f"{ref.namespace}/{ref.name}"
-            raise errors.MemberUnreachable(f"cluster {name!r}: secret {where}: {exc}") from None
-
-
-def member_pool(clock: Clock) -> tuple[MemberPool, ClusterCredentials]:
-    """The members of a control plane: ``https://`` endpoints with ``secretRef`` credentials
-    (real clusters), else the endpoint URL (``simulated://``, ``kube://``). Bind the returned
-    credentials reader to the plane's client once it exists."""
-    credentials = ClusterCredentials()
-    return KubernetesMembers(credentials, clock=clock, fallback=MemberUrls(clock)), credentials
 
 
 # --------------------------------------------------------------------------- state directory
@@ -398,7 +330,7 @@ def scheduler(
 
 
 __all__ = [
-    "DEFAULT_PORT", "Component", "MemberUrls", "StateLock", "advertised_url", "bind_or_fail", "cancel",
+    "DEFAULT_PORT", "Component", "StateLock", "advertised_url", "bind_or_fail", "cancel",
     "configure_logs", "controller_manager", "fail", "identity", "options_error", "scheduler", "step",
     "stop_on_signals", "store_url_or_default",
 ]

@@ -60,121 +60,29 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from starlette.responses import PlainTextResponse
-from starlette.types import Receive, Scope, Send
 
 from fleetkeeper import errors
 from fleetkeeper.api import constants
 from fleetkeeper.api.cluster import Cluster, ClusterSpec
 from fleetkeeper.api.meta import ObjectMeta
 from fleetkeeper.apiserver import (
-    ApiServerApp,
-    TLSFiles,
-    Tokens,
-    auth,
     build_app,
-    ensure_certificates,
     serve,
     write_kubeconfig,
 )
-from fleetkeeper.apiserver.state import ServerState
 from fleetkeeper.cli import paths
 from fleetkeeper.cli.options import with_options
 from fleetkeeper.client.interface import Client
 from fleetkeeper.clock import Clock, SystemClock
 from fleetkeeper.cmd import components as parts
 from fleetkeeper.cmd.app import ControlPlane
+from fleetkeeper.cmd.member_pool import member_pool
+from fleetkeeper.cmd.serving import GatedApp, ServerFiles, server_files
 from fleetkeeper.options import Options
 from fleetkeeper.runtime.leaderelection import LeaderElector
 from fleetkeeper.store import Store, open_store
 
 MAX_CLUSTERS = 100
-
-
-class GatedApp(ApiServerApp):
-    """The API server, whose ``/readyz`` also waits for the rest of the control plane."""
-
-    def __init__(self, state: ServerState) -> None:
-        super().__init__(state)
-        #: what readiness still waits for ("" once ready)
-        self.pending = "starting"
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.pending and scope["type"] == "http" and scope["path"].rstrip("/") == "/readyz":
-            await PlainTextResponse(f"not ready: {self.pending}\n", status_code=503)(scope, receive, send)
-            return
-        await super().__call__(scope, receive, send)
-
-
-# --------------------------------------------------------------------------- the state directory
-
-#: how often the API server looks for tokens minted by ``fleetkeeper token create-agent``
-TOKENS_RELOAD_SECONDS = 1.0
-
-
-class ReloadingTokens(Tokens):
-    """The server's tokens, re-read when their file changes (new agents need no restart)."""
-
-    def __init__(self, path: Path, clock: Clock) -> None:
-        loaded = Tokens.load_or_create(path)
-        super().__init__(admin=loaded.admin, agents=loaded.agents)
-        self.path = path
-        self._clock = clock
-        self._stamp = self._mtime()
-        self._checked = clock.monotonic()
-
-    def _mtime(self) -> int:
-        try:
-            return self.path.stat().st_mtime_ns
-        except OSError:
-            return 0
-
-    def _reload(self, *, force: bool = False) -> None:
-        now = self._clock.monotonic()
-        if not force and now - self._checked < TOKENS_RELOAD_SECONDS:
-            return
-        self._checked = now
-        stamp = self._mtime()
-        if stamp == self._stamp or stamp == 0:
-            return
-        fresh = Tokens.load(self.path)
-        self.admin = fresh.admin
-        for cluster in set(self.agents) - set(fresh.agents):
-            self.revoke_agent(cluster)
-        for cluster, token in fresh.agents.items():
-            self.add_agent(cluster, token)
-        self._stamp = stamp
-
-    def authenticate(self, authorization: str | None) -> auth.User:
-        self._reload()
-        try:
-            return super().authenticate(authorization)
-        except errors.Unauthorized:
-            self._reload(force=True)  # maybe an agent minted a moment ago
-            return super().authenticate(authorization)
-
-
-@dataclass(frozen=True)
-class ServerFiles:
-    """What an API server keeps in its state directory."""
-
-    directory: Path
-    tls: TLSFiles
-    tokens: ReloadingTokens
-
-    @property
-    def kubeconfig(self) -> Path:
-        return self.directory / paths.KUBECONFIG_FILE
-
-    def write_admin_kubeconfig(self, url: str) -> Path:
-        return write_kubeconfig(self.kubeconfig, url, self.tls.ca_pem(), self.tokens.admin)
-
-
-def server_files(directory: Path, *, host: str, clock: Clock) -> ServerFiles:
-    """Create (first start) or reuse the PKI and tokens in ``directory``."""
-    tls = ensure_certificates(directory / paths.PKI_DIR, clock=clock, hosts=(host,))
-    tokens = ReloadingTokens(directory / paths.TOKENS_FILE, clock)
-    return ServerFiles(directory, tls, tokens)
 
 
 @dataclass
@@ -296,7 +204,7 @@ async def _start(run: Up, files: ServerFiles, sock: Any, store: Store, clock: Cl
     kubeconfig = files.write_admin_kubeconfig(url)
     run.say("apiserver", f"{url} (admin kubeconfig {kubeconfig})")
     app.pending = "controllers starting"
-    members, credentials = parts.member_pool(clock)
+    members, credentials = member_pool(clock)
     try:
         plane = ControlPlane(store=store, clock=clock, members=members, options=run.options,
                              identity=up_identity(run.state_dir))
@@ -443,4 +351,4 @@ async def _serve_api(files: ServerFiles, sock: socket.socket, url: str, store_ur
             await opened.close()
 
 
-__all__ = ["GatedApp", "Up", "apiserver", "join_members", "member_cluster", "run_up", "up"]
+__all__ = ["Up", "apiserver", "join_members", "member_cluster", "run_up", "up"]
