@@ -305,7 +305,7 @@ def setup(mgr: Manager, ctx: Context) -> None:
     leases = mgr.informers.informer_for(Lease, constants.LEASE_NAMESPACE)
     monitor = HeartbeatMonitor(ctx, clusters, leases)
     reconciler = ClusterReconciler(ctx, clusters, namespaces, monitor)
-    controller = mgr.controller(NAME, reconciler, workers=ctx.options.concurrent_syncs)
+    controller = mgr.controller(NAME, reconciler, workers=ctx.options.concurrent_syncs, wait_turn=False)
     controller.watch(clusters)
     mgr.add(monitor)
 

@@ -177,7 +177,8 @@ def setup(mgr: Manager, ctx: Context) -> None:
     """Probe the clusters this instance serves (Push on the control plane, its own in an agent)."""
     clusters = mgr.informers.informer_for(Cluster)
     reconciler = ClusterStatusReconciler(ctx, clusters)
-    controller = mgr.controller(NAME, reconciler, workers=WORKERS, leader_elected=not ctx.scope.is_agent)
+    controller = mgr.controller(NAME, reconciler, workers=WORKERS, leader_elected=not ctx.scope.is_agent,
+                                wait_turn=False)
     controller.watch(clusters, predicate=_wakes)
 
 

@@ -90,7 +90,7 @@ def setup(mgr: Manager, ctx: Context) -> None:
     clusters = mgr.informers.informer_for(Cluster)
     remedies = mgr.informers.informer_for(Remedy)
     controller = mgr.controller(NAME, RemedyReconciler(ctx, clusters, remedies),
-                                workers=ctx.options.concurrent_syncs)
+                                workers=ctx.options.concurrent_syncs, wait_turn=False)
     controller.watch(clusters, predicate=rules.cluster_wakes)
     remedies.add_handler(_remedy_handler(controller, clusters))
 

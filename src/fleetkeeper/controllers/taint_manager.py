@@ -311,9 +311,9 @@ def setup(mgr: Manager, ctx: Context) -> None:
     manager = TaintManager(ctx, clusters, rbs, crbs)
     paced = ctx.options.resource_eviction_rate > 0
     manager.evictions = mgr.controller(f"{NAME}-eviction", FuncReconciler(manager.evict),
-                                       workers=PACED_WORKERS if paced else WORKERS)
+                                       workers=PACED_WORKERS if paced else WORKERS, critical=True)
     manager.fanout = mgr.controller(NAME, FuncReconciler(manager.fan_out),
-                                    workers=ctx.options.concurrent_syncs)
+                                    workers=ctx.options.concurrent_syncs, critical=True)
     clusters.add_handler(_ClusterEvents(manager))
     rbs.add_handler(_BindingEvents(manager))
     crbs.add_handler(_BindingEvents(manager))

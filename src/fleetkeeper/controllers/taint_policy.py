@@ -125,7 +125,7 @@ def setup(mgr: Manager, ctx: Context) -> None:
     clusters = mgr.informers.informer_for(Cluster)
     policies = mgr.informers.informer_for(ClusterTaintPolicy)
     controller = mgr.controller(NAME, TaintPolicyReconciler(ctx, clusters, policies),
-                                workers=ctx.options.concurrent_syncs)
+                                workers=ctx.options.concurrent_syncs, wait_turn=False)
     controller.watch(clusters, predicate=_conditions_changed)
     policies.add_handler(PolicyEvents(controller, clusters))
 

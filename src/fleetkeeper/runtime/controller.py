@@ -25,7 +25,9 @@ in-process store nothing a reconcile awaits suspends it, so without that a worke
 drain its whole queue in one step — a thousand applies at a stretch while informers,
 timers and the other controllers wait — and the pipeline would run in stale phases
 instead of flowing. Each busy worker thus gets one reconcile per loop turn: a
-controller's worker count is its share of the process when everything is busy.
+controller's worker count is its share of the process when everything is busy —
+except that controllers on the failover's critical path go first
+(:mod:`~fleetkeeper.runtime.turns`).
 
 ``run()`` runs the workers until cancelled. Cancelling it does not shut the queue
 down: a key whose reconcile was interrupted is queued again, and keys keep
@@ -51,6 +53,7 @@ from fleetkeeper.runtime.handler import EnqueueMapped, EventHandler, MapFunc, Pr
 from fleetkeeper.runtime.metrics import Metrics, Outcome, PrometheusMetrics
 from fleetkeeper.runtime.ratelimit import RateLimiter
 from fleetkeeper.runtime.reconcile import Reconciler, Request, Result
+from fleetkeeper.runtime.turns import Turns
 from fleetkeeper.runtime.workqueue import ShutDown, Workqueue
 
 T = TypeVar("T", bound=Resource)
@@ -87,6 +90,8 @@ class Controller:
         logger: FilteringBoundLogger | None = None,
         metrics: Metrics | None = None,
         leader_elected: bool = True,
+        critical: bool = False,
+        wait_turn: bool = True,
     ) -> None:
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
@@ -101,6 +106,22 @@ class Controller:
         self._metrics: Metrics = metrics if metrics is not None else PrometheusMetrics()
         self._ids = itertools.count(1)
         self._running = False
+        #: on the failover's critical path (see :mod:`~fleetkeeper.runtime.turns`)
+        self.critical = critical
+        #: whether this controller's workers wait while critical ones are busy (never for critical ones)
+        self.wait_turn = wait_turn and not critical
+        #: the turns this controller takes part in (its manager's), if any
+        self.turns: Turns | None = None
+        self._active = 0
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    @property
+    def busy(self) -> bool:
+        """Keys ready or being reconciled (not those waiting for a deadline)."""
+        return self._active > 0 or len(self._queue) > 0
 
     @property
     def queue(self) -> Workqueue[Request]:
@@ -135,6 +156,8 @@ class Controller:
                     group.create_task(self._worker(), name=f"{self.name}-worker-{index}")
         finally:
             self._running = False
+            if self.critical and self.turns is not None:
+                self.turns.check()
             self._log.info("controller stopped")
 
     async def _worker(self) -> None:
@@ -143,10 +166,16 @@ class Controller:
                 request = await self._queue.get()
             except ShutDown:
                 return
+            self._active += 1
             try:
+                if self.wait_turn and self.turns is not None:
+                    await self.turns.wait()
                 await self._reconcile_one(request)
             finally:
+                self._active -= 1
                 self._queue.done(request)
+                if self.critical and self.turns is not None:
+                    self.turns.check()
             await asyncio.sleep(0)  # everything else takes its turn (see the module notes)
 
     async def _reconcile_one(self, request: Request) -> None:

@@ -36,6 +36,7 @@ from fleetkeeper.runtime.informer import ListWatcher
 from fleetkeeper.runtime.leaderelection import LeaderElector
 from fleetkeeper.runtime.ratelimit import RateLimiter
 from fleetkeeper.runtime.reconcile import Reconciler
+from fleetkeeper.runtime.turns import Turns
 
 
 @runtime_checkable
@@ -65,6 +66,8 @@ class Manager:
         self._elected: list[Runnable] = []
         self._started = asyncio.Event()
         self._running = False
+        #: critical controllers first (see :mod:`~fleetkeeper.runtime.turns`)
+        self.turns = Turns()
 
     def add(self, runnable: Runnable, *, leader_elected: bool | None = None) -> None:
         """Run ``runnable`` with the manager; ``leader_elected`` defaults to its
@@ -73,6 +76,11 @@ class Manager:
             raise RuntimeError("runnables must be added before the manager runs")
         if leader_elected is None:
             leader_elected = bool(getattr(runnable, "needs_leader_election", False))
+        for part in getattr(runnable, "controllers", (runnable,)):  # a runnable made of controllers
+            if isinstance(part, Controller):
+                part.turns = self.turns
+                if part.critical:
+                    self.turns.register(part)
         (self._elected if leader_elected else self._plain).append(runnable)
 
     def controller(
@@ -83,11 +91,14 @@ class Manager:
         workers: int = 1,
         rate_limiter: RateLimiter | None = None,
         leader_elected: bool = True,
+        critical: bool = False,
+        wait_turn: bool = True,
     ) -> Controller:
-        """Make a controller on the manager's clock and logger, and add it."""
+        """Make a controller on the manager's clock and logger, and add it (``critical`` and
+        ``wait_turn``: see :mod:`~fleetkeeper.runtime.turns`)."""
         controller = Controller(
             name, reconciler, workers=workers, clock=self.clock, rate_limiter=rate_limiter,
-            logger=self._logger, leader_elected=leader_elected,
+            logger=self._logger, leader_elected=leader_elected, critical=critical, wait_turn=wait_turn,
         )
         self.add(controller)
         return controller

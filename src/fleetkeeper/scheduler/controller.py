@@ -131,9 +131,12 @@ class SchedulingReconciler:
         self.parked: set[Request] = set()
 
     # ---------------------------------------------------------------- snapshot
-    def invalidate(self) -> None:
-        """Clusters changed: the next attempt builds a fresh snapshot."""
+    def invalidate(self, cluster: Cluster | None = None) -> None:
+        """Clusters changed (``cluster``'s new version, if any): the next attempt builds a
+        fresh snapshot, from facts parsed now."""
         self._snapshot = None
+        if cluster is not None:
+            self._builder.prepare(cluster)
 
     def snapshot(self) -> Snapshot:
         if self._snapshot is None:
@@ -313,6 +316,8 @@ class SchedulerController:
         self.name = CONTROLLER_NAME
         self.bindings = bindings
         self.clusters = clusters
+        #: both are on the failover's critical path (:mod:`~fleetkeeper.runtime.turns`)
+        self.controllers = (bindings, clusters)
 
     async def run(self) -> None:
         async with asyncio.TaskGroup() as group:
@@ -337,13 +342,15 @@ def new_controller(client: Client, informers: InformerFactory, *, clock: Clock,
     crbs = informers.informer_for(ClusterResourceBinding)
     reconciler = SchedulingReconciler(client, clusters, clock=clock, scheduler=scheduler,
                                       scheduler_name=scheduler_name, logger=logger, bindings=(rbs, crbs))
-    controller = Controller(CONTROLLER_NAME, reconciler, clock=clock, workers=workers, logger=logger)
+    controller = Controller(CONTROLLER_NAME, reconciler, clock=clock, workers=workers, logger=logger,
+                            critical=True)
     controller.watch(rbs, predicate=reconciler.binding_changed)
     controller.watch(crbs, predicate=reconciler.binding_changed)
     rbs.add_indexer(fanout.BY_CLUSTER, fanout.index_values)
     crbs.add_indexer(fanout.BY_CLUSTER, fanout.index_values)
     fan_out = fanout.ClusterFanOut(_FanOutTarget(reconciler, controller), clusters, (rbs, crbs))
-    cluster_queue = Controller(f"{CONTROLLER_NAME}-cluster-fanout", fan_out, clock=clock, logger=logger)
+    cluster_queue = Controller(f"{CONTROLLER_NAME}-cluster-fanout", fan_out, clock=clock, logger=logger,
+                               critical=True)
     parked = reconciler.parked
     clusters.add_handler(fanout.ClusterEvents(reconciler.invalidate, cluster_queue.enqueue, lambda: parked,
                                               controller.enqueue))
