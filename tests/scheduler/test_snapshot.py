@@ -68,14 +68,18 @@ def _versioned(name: str, version: str, **kwargs: Any) -> Cluster:
         ),
     ],
 )
+@pytest.mark.parametrize("prepared", [False, True], ids=["parsed at build", "prepared at the event"])
 def test_a_new_snapshot_keeps_the_memo_entries_its_changes_cannot_affect(
-    second: dict[str, Any], topology_kept: bool, capacity_kept: bool
+    second: dict[str, Any], topology_kept: bool, capacity_kept: bool, prepared: bool
 ) -> None:
     builder = SnapshotBuilder()
     first = builder.build([_versioned("a", "1", summary=pods(10)), _versioned("b", "1")])
     first.memo("verdicts", lambda: "topology", topology_only=True)
     first.memo("allocatable", lambda: "capacity")
-    later = builder.build([_versioned("a", "2", **second), _versioned("b", "1")])
+    changed = _versioned("a", "2", **second)
+    if prepared:
+        builder.prepare(changed)
+    later = builder.build([changed, _versioned("b", "1")])
     assert (later.memo("verdicts", lambda: "fresh", topology_only=True) == "topology") is topology_kept
     assert (later.memo("allocatable", lambda: "fresh") == "capacity") is capacity_kept
 
@@ -89,3 +93,18 @@ def test_a_cluster_joining_or_leaving_keeps_nothing() -> None:
         )
         == "fresh"
     )
+
+
+def test_facts_prepared_at_an_event_are_the_ones_the_next_build_uses() -> None:
+    builder = SnapshotBuilder()
+    builder.build([_versioned("a", "1"), _versioned("b", "1")])
+    a2, b2 = _versioned("a", "2", region="r2"), _versioned("b", "2", region="r2")
+    builder.prepare(a2)
+    builder.prepare(_versioned("b", "2", region="stale"))  # a version the build will not see
+    ready_a = builder._ready["a"]
+    snap = builder.build([a2, _versioned("b", "3", region="r3")])
+    assert snap.by_name["a"] is ready_a and snap.by_name["a"].region == "r2"
+    assert snap.by_name["b"].region == "r3" and snap.by_name["b"].version == "3"
+    assert builder._ready == {}, "prepared facts are used once"
+    again = builder.build([a2, b2])
+    assert again.by_name["a"] is ready_a, "an unchanged cluster keeps its facts"

@@ -147,7 +147,7 @@ class ClusterFanOut:
 class ClusterEvents:
     """The Cluster informer's handler: a fresh snapshot next time, fan-outs, parked wake-ups."""
 
-    def __init__(self, invalidate: Callable[[], None], fan_out: Callable[[Request], None],
+    def __init__(self, invalidate: Callable[[Cluster | None], None], fan_out: Callable[[Request], None],
                  parked: Callable[[], Iterable[Request]], wake: Callable[[Request], None]) -> None:
         self._invalidate = invalidate
         self._fan_out = fan_out
@@ -155,11 +155,11 @@ class ClusterEvents:
         self._wake = wake
 
     def on_add(self, obj: Cluster) -> None:
-        self._invalidate()
+        self._invalidate(obj)
         self._wake_parked()
 
     def on_update(self, old: Cluster, new: Cluster) -> None:
-        self._invalidate()
+        self._invalidate(new)
         deleting = new.metadata.deletion_timestamp is not None and old.metadata.deletion_timestamp is None
         if deleting or old.labels() != new.labels() or old.metadata.generation != new.metadata.generation:
             self._fan_out(Request.for_object(new))
@@ -167,7 +167,7 @@ class ClusterEvents:
             self._wake_parked()
 
     def on_delete(self, obj: Cluster) -> None:
-        self._invalidate()
+        self._invalidate(None)
         self._wake_parked()
 
     def _wake_parked(self) -> None:

@@ -134,17 +134,33 @@ class SnapshotBuilder:
 
     def __init__(self) -> None:
         self._facts: dict[str, ClusterFacts] = {}
+        #: facts parsed ahead of the next build (:meth:`prepare`), by cluster name
+        self._ready: dict[str, ClusterFacts] = {}
         self._last: Snapshot | None = None
+
+    def prepare(self, cluster: Cluster) -> None:
+        """Parse a new version of a cluster now, so the next build only assembles.
+
+        Called for every Cluster event: clusters report status all the time, and a
+        build after a quiet spell would otherwise re-parse every cluster at once — on the
+        failover's critical path, the first scheduling after a taint."""
+        version = cluster.metadata.resource_version or ""
+        known = self._ready.get(cluster.name) or self._facts.get(cluster.name)
+        if not version or known is None or known.version != version:
+            self._ready[cluster.name] = facts_of(cluster)
 
     def build(self, clusters: Iterable[Cluster]) -> Snapshot:
         facts: dict[str, ClusterFacts] = {}
         for cluster in clusters:
-            known = self._facts.get(cluster.name)
             version = cluster.metadata.resource_version or ""
+            known = self._ready.get(cluster.name)
+            if known is None or not version or known.version != version:
+                known = self._facts.get(cluster.name)
             if known is not None and version and known.version == version:
                 facts[cluster.name] = known
             else:
                 facts[cluster.name] = facts_of(cluster)
+        self._ready.clear()
         before, self._facts = self._facts, facts
         self._last = Snapshot(facts.values(), memos=self._carried(before, facts))
         return self._last
