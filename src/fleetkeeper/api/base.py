@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar, Self
 
@@ -33,8 +34,12 @@ def _utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
+@functools.lru_cache(maxsize=8192)
 def format_time(value: datetime) -> str:
-    """RFC 3339 in UTC with ``Z``; microseconds only when non-zero."""
+    """RFC 3339 in UTC with ``Z``; microseconds only when non-zero.
+
+    Cached: every write and copy of an object serializes its timestamps again, and the
+    same few instants (creation times, condition transitions) recur all the time."""
     value = _utc(value)
     if value.microsecond:
         return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
