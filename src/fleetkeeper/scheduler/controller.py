@@ -316,7 +316,8 @@ class SchedulerController:
         self.name = CONTROLLER_NAME
         self.bindings = bindings
         self.clusters = clusters
-        #: both are on the failover's critical path (:mod:`~fleetkeeper.runtime.turns`)
+        #: scheduling is on the failover's critical path (:mod:`~fleetkeeper.runtime.turns`); the
+        #: cluster fan-out is a sweep that mostly finds nothing to do, so it waits its turn
         self.controllers = (bindings, clusters)
 
     async def run(self) -> None:
@@ -349,8 +350,7 @@ def new_controller(client: Client, informers: InformerFactory, *, clock: Clock,
     rbs.add_indexer(fanout.BY_CLUSTER, fanout.index_values)
     crbs.add_indexer(fanout.BY_CLUSTER, fanout.index_values)
     fan_out = fanout.ClusterFanOut(_FanOutTarget(reconciler, controller), clusters, (rbs, crbs))
-    cluster_queue = Controller(f"{CONTROLLER_NAME}-cluster-fanout", fan_out, clock=clock, logger=logger,
-                               critical=True)
+    cluster_queue = Controller(f"{CONTROLLER_NAME}-cluster-fanout", fan_out, clock=clock, logger=logger)
     parked = reconciler.parked
     clusters.add_handler(fanout.ClusterEvents(reconciler.invalidate, cluster_queue.enqueue, lambda: parked,
                                               controller.enqueue))
