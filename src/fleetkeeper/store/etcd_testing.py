@@ -33,12 +33,28 @@ def find_etcd() -> str | None:
     return shutil.which("etcd")
 
 
+#: starts with fresh ports when the first start finds a port taken (someone bound it meanwhile)
+PORT_ATTEMPTS = 3
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct TCP ports on 127.0.0.1 nobody listens on right now (all held while
+    choosing, so two of them are never the same)."""
+    socks: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            socks.append(sock)
+            sock.bind(("127.0.0.1", 0))
+        return [int(sock.getsockname()[1]) for sock in socks]
+    finally:
+        for sock in socks:
+            sock.close()
 
 
 class EtcdServer:
@@ -50,10 +66,11 @@ class EtcdServer:
             raise FileNotFoundError("the etcd binary is not installed (Debian package etcd-server)")
         self.binary = found
         self.data_dir = data_dir
-        self.client_port = free_port()
-        self.peer_port = free_port()
+        self.client_port, self.peer_port = free_ports(2)
         self.log = data_dir.with_name(data_dir.name + ".log")
         self.proc: subprocess.Popen[bytes] | None = None
+        #: whether it served once (its ports are then its own: a restart must keep them)
+        self._served = False
 
     @property
     def url(self) -> str:
@@ -61,7 +78,22 @@ class EtcdServer:
         return f"etcd://127.0.0.1:{self.client_port}"
 
     def start(self) -> EtcdServer:
-        """Start the member (again, after ``kill``/``stop``) and wait until it serves."""
+        """Start the member (again, after ``kill``/``stop``) and wait until it serves.
+
+        The ports were free when chosen, but another process may bind one before etcd
+        does: a first start that fails on a taken port tries again with fresh ports."""
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            try:
+                self._start_once()
+                self._served = True
+                return self
+            except RuntimeError as exc:
+                if self._served or attempt == PORT_ATTEMPTS or "address already in use" not in str(exc):
+                    raise
+                self.client_port, self.peer_port = free_ports(2)
+        raise AssertionError("unreachable")
+
+    def _start_once(self) -> None:
         client = f"http://127.0.0.1:{self.client_port}"
         peer = f"http://127.0.0.1:{self.peer_port}"
         args = [
@@ -73,7 +105,6 @@ class EtcdServer:
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(args, stdout=log, stderr=log, start_new_session=True)
         self._wait_healthy()
-        return self
 
     def _wait_healthy(self) -> None:
         health = f"http://127.0.0.1:{self.client_port}/health"
@@ -122,4 +153,4 @@ class EtcdServer:
         self.stop()
 
 
-__all__ = ["EtcdServer", "find_etcd", "free_port"]
+__all__ = ["PORT_ATTEMPTS", "EtcdServer", "find_etcd", "free_port", "free_ports"]
