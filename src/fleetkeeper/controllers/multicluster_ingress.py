@@ -139,7 +139,7 @@ def setup(mgr: Manager, ctx: Context) -> None:
     mcis.add_indexer(BY_SERVICE, _backend_keys)
     mcis.add_indexer(BY_LOCATION, _location_clusters)
     controller = mgr.controller(NAME, IngressReconciler(ctx, mcis, bindings, clusters),
-                                workers=ctx.options.concurrent_syncs)
+                                workers=ctx.options.concurrent_syncs, wait_turn=False)
 
     def mcis_of_binding(binding: ResourceBinding) -> Iterable[Request]:
         key = f"{binding.namespace}/{binding.spec.resource.name}"

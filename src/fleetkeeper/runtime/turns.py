@@ -16,9 +16,10 @@ retries and requeues wait in the queue's timers (not counted), so the others res
 soon as the decisions are made — and then see the final decision once instead of each
 intermediate one.
 
-Controllers upstream of the critical path (cluster status, taint policies) are not
-critical and do not wait either: they are *exempt* (``wait_turn=False``) so failure
-detection never queues behind a large rescheduling.
+Controllers upstream of the critical path (cluster status, taint policies, remedies) and
+the traffic path (multi-cluster ingress, the load balancer's route sync) are not critical
+and do not wait either: they are *exempt* (``wait_turn=False``), so failure detection and
+taking a broken cluster out of traffic never queue behind a large rescheduling.
 """
 
 from __future__ import annotations

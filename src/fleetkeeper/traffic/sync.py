@@ -68,7 +68,8 @@ def setup(mgr: Manager, provider: Provider) -> RouteSync:
     bindings = mgr.informers.informer_for(ResourceBinding)
     services: Informer[Resource] = mgr.informers.informer_for(SERVICE)
     sync = RouteSync(provider, mcis, bindings, services)
-    controller = mgr.controller(NAME, sync, leader_elected=False)
+    # traffic follows remedies at once, whatever the failover pipeline is doing (see runtime.turns)
+    controller = mgr.controller(NAME, sync, leader_elected=False, wait_turn=False)
     handler: FuncHandler[Resource] = FuncHandler(lambda old, new: controller.enqueue(KEY))
     for informer in (mcis, bindings, services):
         informer.add_handler(handler)
