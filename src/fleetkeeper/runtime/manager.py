@@ -83,6 +83,11 @@ class Manager:
                     self.turns.register(part)
         (self._elected if leader_elected else self._plain).append(runnable)
 
+    def controllers(self) -> list[Controller]:
+        """Every controller added so far, including those inside composite runnables."""
+        return [part for runnable in (*self._plain, *self._elected)
+                for part in getattr(runnable, "controllers", (runnable,)) if isinstance(part, Controller)]
+
     def controller(
         self,
         name: str,
