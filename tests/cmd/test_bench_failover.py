@@ -43,3 +43,7 @@ def test_the_command_prints_one_json_object(tmp_path: Path) -> None:
     assert out.exit_code == 0, out.output
     doc = json.loads(out.stdout)
     assert doc["bindings"] == 6 and doc["rescheduled"] == doc["applied"] == 6
+    progress = [line.split("] ", 1)[1] for line in out.stderr.splitlines()]
+    assert progress[0] == "setup: registering 3 simulated clusters"
+    for line in ("setup: workloads Healthy: 6/6", "member-000 goes down", "rescheduled: 6/6", "applied: 6/6"):
+        assert line in progress, out.stderr

@@ -30,3 +30,13 @@ def test_the_command_prints_one_json_object_and_keeps_logs_off_stdout(tmp_path: 
     assert out.exit_code == 0, out.output
     doc = json.loads(out.stdout)
     assert doc["completed_templates"] == 3 and doc["works"] == 6
+    assert "setup: 2 simulated clusters, 3 Deployments" in out.stderr
+    assert "templates applied and Healthy everywhere: 3/3" in out.stderr
+
+
+def test_quiet_prints_no_progress(tmp_path: Path) -> None:
+    out = CliRunner().invoke(app, ["bench", "propagation", "--templates", "2", "--clusters", "1", "--quiet",
+                                   "--store", f"sqlite://{tmp_path}/cli.db"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["completed_templates"] == 2
+    assert out.stderr == ""

@@ -13,12 +13,15 @@ import asyncio
 import json
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from fleetkeeper.clock import SystemClock
 from fleetkeeper.cmd import logs
+
+if TYPE_CHECKING:
+    from fleetkeeper.cmd.benchkit import Progress
 
 app = typer.Typer(help="Benchmarks (JSON output; figures depend on the machine).", no_args_is_help=True)
 
@@ -35,6 +38,13 @@ def _bench(
 
 def _emit(result: dict[str, object]) -> None:
     typer.echo(json.dumps(result, sort_keys=True))
+
+
+def _progress(quiet: bool) -> Progress:
+    """Progress lines on stderr (the pipeline benchmarks take minutes), or none."""
+    from fleetkeeper.cmd.benchkit import SILENT, Progress
+
+    return SILENT if quiet else Progress(lambda line: typer.echo(line, err=True))
 
 
 @app.command("store")
@@ -102,6 +112,7 @@ def bench_propagation_cmd(
     templates: Annotated[int, typer.Option(min=1, max=100_000, help="Deployments to propagate")] = 1000,
     clusters: Annotated[int, typer.Option(min=1, max=1000, help="simulated member clusters")] = 10,
     store: Annotated[str | None, typer.Option(help="store URL (default: a throwaway sqlite file)")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress lines on stderr")] = False,
 ) -> None:
     """Templates until every Work is applied and Healthy: Works/s through the whole pipeline."""
     from fleetkeeper.cmd.bench_propagation import bench_propagation
@@ -109,7 +120,7 @@ def bench_propagation_cmd(
     with tempfile.TemporaryDirectory(prefix="fleetkeeper-bench-") as tmp:
         url = store or f"sqlite:///{Path(tmp) / 'bench.db'}"
         _emit(asyncio.run(bench_propagation(templates=templates, clusters=clusters, store_url=url,
-                                            clock=SystemClock())))
+                                            clock=SystemClock(), progress=_progress(quiet))))
 
 
 @app.command("failover")
@@ -120,6 +131,7 @@ def bench_failover_cmd(
     store: Annotated[str | None, typer.Option(help="store URL (default: a throwaway sqlite file)")] = None,
     limit: Annotated[float, typer.Option(min=1.0,
                                          help="seconds each phase may take before giving up")] = 900.0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress lines on stderr")] = False,
 ) -> None:
     """A shared cluster goes down: time until every binding is rescheduled and re-applied elsewhere."""
     from fleetkeeper.cmd.bench_failover import bench_failover
@@ -127,4 +139,4 @@ def bench_failover_cmd(
     with tempfile.TemporaryDirectory(prefix="fleetkeeper-bench-") as tmp:
         url = store or f"sqlite:///{Path(tmp) / 'bench.db'}"
         _emit(asyncio.run(bench_failover(bindings=bindings, clusters=clusters, store_url=url,
-                                         clock=SystemClock(), limit=limit)))
+                                         clock=SystemClock(), limit=limit, progress=_progress(quiet))))

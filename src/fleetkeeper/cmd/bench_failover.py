@@ -167,13 +167,18 @@ def _clusters_ready(clusters: Informer[Cluster], count: int) -> bool:
 
 
 async def _populate(plane: ControlPlane, names: list[str], bindings: int, task: asyncio.Task[None], *,
-                    deadline: float) -> int:
+                    deadline: float, progress: benchkit.Progress) -> int:
     """Register the clusters, create the workloads, wait until all are Healthy; how many are."""
+    progress.phase(f"setup: registering {len(names)} simulated clusters")
     for name in names:
         await plane.client.create(benchkit.cluster(name))
     clusters = plane.manager.informers.informer_for(Cluster)
-    await benchkit.wait_until(lambda: _clusters_ready(clusters, len(names)), task, deadline=deadline)
+    await benchkit.wait_until(lambda: _clusters_ready(clusters, len(names)), task, deadline=deadline,
+                              report=progress.counting("setup: clusters Ready", lambda: sum(
+                                  is_condition_true(c.status.conditions, constants.COND_READY)
+                                  for c in clusters.list()), len(names)))
     groups = _groups(len(names))
+    progress.phase(f"setup: creating {bindings:,} Divided workloads ({REPLICAS} replicas each)")
     for group in range(groups):
         await plane.client.create(_policy(group, names))
     for index in range(bindings):
@@ -182,19 +187,27 @@ async def _populate(plane: ControlPlane, names: list[str], bindings: int, task: 
                                                       labels=labels))
     done = benchkit.Completion(plane.manager.informers.informer_for(ResourceBinding),
                                lambda binding: benchkit.healthy(binding, REPLICAS))
-    await benchkit.wait_until(lambda: done.count() >= bindings, task, deadline=deadline)
+    await benchkit.wait_until(lambda: done.count() >= bindings, task, deadline=deadline,
+                              report=progress.counting("setup: workloads Healthy", lambda: len(done.finished),
+                                                       bindings))
     return len(done.finished)
 
 
 async def _fail_over(probe: _Probe, members: SimulatedFleet, bindings: int, task: asyncio.Task[None], *,
-                     clock: Clock, deadline: float) -> float:
+                     clock: Clock, deadline: float, progress: benchkit.Progress) -> float:
     """Take ``member-000`` down and wait for the three milestones; when it went down."""
     probe.armed = True
     down_at = clock.monotonic()
+    progress.phase(f"{FAILED} goes down")
     members[FAILED].down()
-    await benchkit.wait_until(lambda: probe.tainted_at is not None, task, deadline=deadline)
-    await benchkit.wait_until(lambda: len(probe.rescheduled) >= bindings, task, deadline=deadline)
-    await benchkit.wait_until(lambda: len(probe.applied) >= bindings, task, deadline=deadline)
+    await benchkit.wait_until(lambda: probe.tainted_at is not None, task, deadline=deadline,
+                              report=progress.counting(f"{FAILED} tainted NoExecute",
+                                                       lambda: int(probe.tainted_at is not None), 1))
+    await benchkit.wait_until(lambda: len(probe.rescheduled) >= bindings, task, deadline=deadline,
+                              report=progress.counting("rescheduled", lambda: len(probe.rescheduled),
+                                                       bindings))
+    await benchkit.wait_until(lambda: len(probe.applied) >= bindings, task, deadline=deadline,
+                              report=progress.counting("applied", lambda: len(probe.applied), bindings))
     return down_at
 
 
@@ -214,7 +227,8 @@ def _s(seconds: float | None) -> float | None:
 
 
 async def bench_failover(*, bindings: int = 10_000, clusters: int = 100, store_url: str, clock: Clock,
-                         limit: float = 900.0) -> dict[str, object]:
+                         limit: float = 900.0, progress: benchkit.Progress = benchkit.SILENT,
+                         ) -> dict[str, object]:
     """Fail ``member-000`` under ``bindings`` Divided workloads over ``clusters`` clusters; time the move."""
     if clusters < 3:
         raise ValueError("the failover benchmark needs at least three clusters")
@@ -229,11 +243,11 @@ async def bench_failover(*, bindings: int = 10_000, clusters: int = 100, store_u
     started = time.perf_counter()
     task = asyncio.get_running_loop().create_task(plane.run())
     try:
-        ready = await _populate(plane, names, bindings, task, deadline=started + limit)
+        ready = await _populate(plane, names, bindings, task, deadline=started + limit, progress=progress)
         setup_seconds = time.perf_counter() - started
         cpu_started = time.process_time()
         down_at = await _fail_over(probe, members, bindings, task, clock=clock,
-                                   deadline=time.perf_counter() + limit)
+                                   deadline=time.perf_counter() + limit, progress=progress)
         cpu_seconds = time.process_time() - cpu_started
     finally:
         task.cancel()

@@ -43,7 +43,8 @@ def _policy(clusters: list[str]) -> PropagationPolicy:
 
 
 async def bench_propagation(*, templates: int = 1000, clusters: int = 10, store_url: str,
-                            clock: Clock, limit: float = 600.0) -> dict[str, object]:
+                            clock: Clock, limit: float = 600.0,
+                            progress: benchkit.Progress = benchkit.SILENT) -> dict[str, object]:
     """Propagate ``templates`` Deployments to ``clusters`` members; time until all are Healthy
     (giving up after ``limit`` seconds: ``completed_templates`` then says how far it got)."""
     store = open_store(store_url, clock=clock)
@@ -52,6 +53,7 @@ async def bench_propagation(*, templates: int = 1000, clusters: int = 10, store_
     plane = ControlPlane(store=store, clock=clock, members=members, options=Options(leader_elect=False),
                          setups=load_setups(PIPELINE))
     setup_started = time.perf_counter()
+    progress.phase(f"setup: {clusters} simulated clusters, {templates:,} Deployments")
     for name in names:
         await benchkit.register_ready(plane, members, name)
     await plane.client.create(_policy(names))
@@ -63,7 +65,10 @@ async def bench_propagation(*, templates: int = 1000, clusters: int = 10, store_
     started, cpu_started = time.perf_counter(), time.process_time()
     task = asyncio.get_running_loop().create_task(plane.run())
     try:
-        await benchkit.wait_until(lambda: done.count() >= templates, task, deadline=started + limit)
+        progress.phase(f"propagating to {clusters} clusters each")
+        await benchkit.wait_until(lambda: done.count() >= templates, task, deadline=started + limit,
+                                  report=progress.counting("templates applied and Healthy everywhere",
+                                                           lambda: len(done.finished), templates))
         seconds = time.perf_counter() - started
         cpu_seconds = time.process_time() - cpu_started
     finally:

@@ -8,7 +8,9 @@ its Works applied and Healthy. The helpers here are those steps; each benchmark
 module adds what it measures.
 
 The waiting loops are bounded by a deadline (``time.perf_counter``, the benchmark's
-own wall clock) and report how far they got instead of hanging.
+own wall clock) and report how far they got instead of hanging. While they wait, a
+:class:`Progress` prints what is being waited for and how far it got (stderr; the JSON
+result alone goes to stdout).
 """
 
 from __future__ import annotations
@@ -28,6 +30,41 @@ from fleetkeeper.runtime.informer import Informer
 
 #: how often the waiting loops look at the caches
 POLL_SECONDS = 0.1
+#: how often a count being waited for is printed
+PROGRESS_SECONDS = 5.0
+
+Report = Callable[[bool], None]
+
+
+class Progress:
+    """Progress lines of a long benchmark: each phase, then counts while waiting (see the module notes)."""
+
+    def __init__(self, write: Callable[[str], None] | None) -> None:
+        self._write = write
+        self._started = time.perf_counter()
+
+    def _line(self, text: str) -> None:
+        if self._write is not None:
+            self._write(f"[{time.perf_counter() - self._started:7.1f}s] {text}")
+
+    def phase(self, text: str) -> None:
+        self._line(text)
+
+    def counting(self, label: str, count: Callable[[], int], total: int) -> Report:
+        """A report for :func:`wait_until`: ``label n/total`` now and then, and once at the end."""
+        last = [time.perf_counter()]
+
+        def report(done: bool) -> None:
+            now = time.perf_counter()
+            if done or now - last[0] >= PROGRESS_SECONDS:
+                last[0] = now
+                self._line(f"{label}: {count():,}/{total:,}")
+
+        return report
+
+
+#: progress that prints nothing
+SILENT = Progress(None)
 
 
 def fleet(clock: Clock, names: list[str], *, pods: int) -> SimulatedFleet:
@@ -75,14 +112,22 @@ def healthy(binding: ResourceBinding, works: int) -> bool:
     return len(items) == works and all(i.applied and i.health == "Healthy" for i in items)
 
 
-async def wait_until(check: Callable[[], bool], plane: asyncio.Task[None], *, deadline: float) -> bool:
-    """Poll ``check`` until it holds (True) or the deadline passes (False); a crashed plane raises."""
+async def wait_until(check: Callable[[], bool], plane: asyncio.Task[None], *, deadline: float,
+                     report: Report | None = None) -> bool:
+    """Poll ``check`` until it holds (True) or the deadline passes (False); a crashed plane raises.
+    ``report`` (:meth:`Progress.counting`) hears of every poll and of the end."""
     while not check():
         if time.perf_counter() >= deadline:
+            if report is not None:
+                report(True)
             return False
         if plane.done():
             plane.result()
+        if report is not None:
+            report(False)
         await asyncio.sleep(POLL_SECONDS)
+    if report is not None:
+        report(True)
     return True
 
 
@@ -108,5 +153,5 @@ class Completion:
         return len(self.finished)
 
 
-__all__ = ["POLL_SECONDS", "Completion", "cluster", "deployment", "fleet", "healthy", "register_ready",
-           "wait_until"]
+__all__ = ["POLL_SECONDS", "PROGRESS_SECONDS", "SILENT", "Completion", "Progress", "Report", "cluster",
+           "deployment", "fleet", "healthy", "register_ready", "wait_until"]
