@@ -61,8 +61,9 @@ from fleetkeeper.runtime.reconcile import FuncReconciler, Request, Result
 NAME = "taint-manager"
 #: index of the binding informers: target cluster name → bindings
 BY_CLUSTER = "taint-manager/spec.clusters"
-#: eviction workers when unthrottled, and when paced (Karmada's three)
-WORKERS = 32
+#: eviction workers when unthrottled (few: evictions go first anyway, and fewer busy workers keep
+#: the event loop's turns short — see ``SCHEDULER_WORKERS`` in cmd.app), and when paced (Karmada's three)
+WORKERS = 4
 PACED_WORKERS = 3
 #: the fan-out yields to the event loop after this many bindings
 FANOUT_CHUNK = 128
