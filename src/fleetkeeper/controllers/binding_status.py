@@ -40,7 +40,7 @@ from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Operation
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.controller import Controller
-from fleetkeeper.runtime.handler import EnqueueMapped, generation_changed
+from fleetkeeper.runtime.handler import Delayed, EnqueueMapped, generation_changed
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
@@ -50,17 +50,6 @@ NOT_SYNCED_RETRY = 1.0
 #: Work status changes are gathered this long before a binding is aggregated: the Works of one
 #: binding report within moments of each other, and one write then carries all their news
 AGGREGATION_DELAY = 0.5
-
-
-class _Later:
-    """Enqueues keys ``seconds`` from now (a pending key keeps its earliest deadline)."""
-
-    def __init__(self, controller: Controller, seconds: float) -> None:
-        self._controller = controller
-        self._seconds = seconds
-
-    def enqueue(self, request: Request) -> None:
-        self._controller.enqueue_after(request, self._seconds)
 
 
 def work_changed(old: Work | None, new: Work | None) -> bool:
@@ -114,7 +103,7 @@ class BindingStatus:
         self._controller = controller
         controller.watch(self._rbs, predicate=generation_changed)
         controller.watch(self._crbs, predicate=generation_changed)
-        self._works.add_handler(EnqueueMapped(_Later(controller, AGGREGATION_DELAY), _binding_of_work,
+        self._works.add_handler(EnqueueMapped(Delayed(controller, AGGREGATION_DELAY), _binding_of_work,
                                               predicate=work_changed))
 
     async def reconcile(self, request: Request) -> Result:

@@ -43,7 +43,7 @@ from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Operation
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.controller import Controller
-from fleetkeeper.runtime.handler import EnqueueMapped, FuncHandler
+from fleetkeeper.runtime.handler import Delayed, EnqueueMapped, FuncHandler
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
@@ -52,17 +52,6 @@ CONTROLLER_NAME = "work-status-controller"
 #: a member object's changes come in bursts (a Deployment's status moves several times while
 #: its pods start); its Work is looked at this long after the first change of a burst
 MEMBER_EVENT_DELAY = 0.1
-
-
-class _Later:
-    """Enqueues keys ``seconds`` from now (a pending key keeps its earliest deadline)."""
-
-    def __init__(self, controller: Controller, seconds: float) -> None:
-        self._controller = controller
-        self._seconds = seconds
-
-    def enqueue(self, request: Request) -> None:
-        self._controller.enqueue_after(request, self._seconds)
 
 
 def _applied(work: Work) -> str | None:
@@ -93,7 +82,8 @@ class WorkStatus:
 
     def bind(self, controller: Controller) -> None:
         self._controller = controller
-        self._works.add_handler(EnqueueMapped(_Later(controller, MEMBER_EVENT_DELAY), predicate=work_changed))
+        self._works.add_handler(EnqueueMapped(Delayed(controller, MEMBER_EVENT_DELAY),
+                                              predicate=work_changed))
         self._clusters.add_handler(FuncHandler(self._cluster_changed))
 
     def _member_changed(self, cluster: str, obj: dict[str, Any], deleted: bool) -> None:

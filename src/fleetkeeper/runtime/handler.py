@@ -51,6 +51,24 @@ class Enqueuer(Protocol):
     def enqueue(self, request: Request) -> None: ...
 
 
+class Delayed:
+    """An :class:`Enqueuer` that asks for each key ``seconds`` from now (a pending key keeps its
+    earliest deadline): events that come in bursts are then looked at once, after the burst."""
+
+    def __init__(self, target: DelayedTarget, seconds: float) -> None:
+        self._target = target
+        self._seconds = seconds
+
+    def enqueue(self, request: Request) -> None:
+        self._target.enqueue_after(request, self._seconds)
+
+
+class DelayedTarget(Protocol):
+    """Something that accepts keys for later (a controller)."""
+
+    def enqueue_after(self, request: Request, seconds: float) -> None: ...
+
+
 def _own_key(obj: Resource) -> Iterable[Request]:
     return (Request.for_object(obj),)
 
@@ -107,5 +125,6 @@ def generation_changed(old: Resource | None, new: Resource | None) -> bool:
 
 
 __all__ = [
-    "EnqueueMapped", "Enqueuer", "EventHandler", "FuncHandler", "MapFunc", "Predicate", "generation_changed",
+    "Delayed", "DelayedTarget", "EnqueueMapped", "Enqueuer", "EventHandler", "FuncHandler", "MapFunc",
+    "Predicate", "generation_changed",
 ]
