@@ -42,12 +42,13 @@ from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.conditions import get_condition, set_condition
 from fleetkeeper.api.meta import Condition, ObjectMeta, Unstructured
-from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding, Work
+from fleetkeeper.api.work import Work
 from fleetkeeper.controllers import execution_rules as rules
 from fleetkeeper.controllers.bindings import (
     binding_request_of_work,
     cluster_of_work,
     ensure_namespace_index,
+    model_for,
     works_in_cluster,
 )
 from fleetkeeper.controllers.member_watch import MemberObjects, work_of_member_object
@@ -231,22 +232,17 @@ class Execution:
         if action is rules.Cleanup.WAIT:
             return Result(requeue_after=self._ctx.options.cluster_status_update_frequency)
         cleaned: list[str] = []
+        preserve = action is rules.Cleanup.PRESERVE
         if action is not rules.Cleanup.SKIP:
             member = self._member(cluster)
             for manifest in work.spec.workload.manifests or []:
-                if await self._clean_one(member, manifest, preserve=action is rules.Cleanup.PRESERVE):
+                if await self._clean_one(member, manifest, preserve=preserve):
                     ref = rules.ref_of(manifest)
                     cleaned.append(f"{ref.kind} {ref.namespace + '/' if ref.namespace else ''}{ref.name}")
         if await self._release(work) and cleaned:
-            preserved = action is rules.Cleanup.PRESERVE
-            verb = "released (kept, no longer managed) in" if preserved else "removed from"
-            binding = binding_request_of_work(work)
-            model = ResourceBinding if binding is not None and binding.namespace else ClusterResourceBinding
-            subject: Work | tl.Subject = work if binding is None else tl.Subject(
-                api_version=model.API_VERSION, kind=model.KIND, name=binding.name,
-                namespace=binding.namespace or None)
+            verb = "released (kept, no longer managed) in" if preserve else "removed from"
             await self._recorder.timeline(
-                subject, tl.WORK_CLEANED_UP,
+                _binding_subject(work), tl.WORK_CLEANED_UP,
                 f"{', '.join(cleaned)} {verb} {cluster.name} (Work {work.namespace}/{work.name} deleted)")
         return Result()
 
@@ -279,6 +275,16 @@ class Execution:
             return await write(self._ctx.client, work, change) is not None
         except errors.NotFound:
             return False
+
+
+def _binding_subject(work: Work) -> Work | tl.Subject:
+    """The binding a Work belongs to, as a timeline subject (the Work itself if it names none)."""
+    request = binding_request_of_work(work)
+    if request is None:
+        return work
+    model = model_for(request)
+    return tl.Subject(api_version=model.API_VERSION, kind=model.KIND, name=request.name,
+                      namespace=request.namespace or None)
 
 
 def setup(mgr: Manager, ctx: Context) -> None:
