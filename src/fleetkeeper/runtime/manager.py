@@ -46,6 +46,12 @@ class Runnable(Protocol):
     async def run(self) -> None: ...
 
 
+
+def _controllers_of(runnable: Runnable) -> list[Controller]:
+    """The controllers a runnable is, or is made of (its ``controllers`` attribute)."""
+    parts = getattr(runnable, "controllers", (runnable,))
+    return [part for part in parts if isinstance(part, Controller)]
+
 class Manager:
     """Runs shared informers, then plain runnables, then leader-elected ones."""
 
@@ -76,17 +82,15 @@ class Manager:
             raise RuntimeError("runnables must be added before the manager runs")
         if leader_elected is None:
             leader_elected = bool(getattr(runnable, "needs_leader_election", False))
-        for part in getattr(runnable, "controllers", (runnable,)):  # a runnable made of controllers
-            if isinstance(part, Controller):
-                part.turns = self.turns
-                if part.critical:
-                    self.turns.register(part)
+        for part in _controllers_of(runnable):
+            part.turns = self.turns
+            if part.critical:
+                self.turns.register(part)
         (self._elected if leader_elected else self._plain).append(runnable)
 
     def controllers(self) -> list[Controller]:
         """Every controller added so far, including those inside composite runnables."""
-        return [part for runnable in (*self._plain, *self._elected)
-                for part in getattr(runnable, "controllers", (runnable,)) if isinstance(part, Controller)]
+        return [part for runnable in (*self._plain, *self._elected) for part in _controllers_of(runnable)]
 
     def controller(
         self,

@@ -153,13 +153,9 @@ class SnapshotBuilder:
         facts: dict[str, ClusterFacts] = {}
         for cluster in clusters:
             version = cluster.metadata.resource_version or ""
-            known = self._ready.get(cluster.name)
-            if known is None or not version or known.version != version:
-                known = self._facts.get(cluster.name)
-            if known is not None and version and known.version == version:
-                facts[cluster.name] = known
-            else:
-                facts[cluster.name] = facts_of(cluster)
+            known = next((f for f in (self._ready.get(cluster.name), self._facts.get(cluster.name))
+                          if f is not None and version and f.version == version), None)
+            facts[cluster.name] = known if known is not None else facts_of(cluster)
         self._ready.clear()
         before, self._facts = self._facts, facts
         self._last = Snapshot(facts.values(), memos=self._carried(before, facts))

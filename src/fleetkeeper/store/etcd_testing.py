@@ -82,16 +82,17 @@ class EtcdServer:
 
         The ports were free when chosen, but another process may bind one before etcd
         does: a first start that fails on a taken port tries again with fresh ports."""
-        for attempt in range(1, PORT_ATTEMPTS + 1):
+        attempts = 1 if self._served else PORT_ATTEMPTS
+        for attempt in range(1, attempts + 1):
             try:
                 self._start_once()
-                self._served = True
-                return self
+                break
             except RuntimeError as exc:
-                if self._served or attempt == PORT_ATTEMPTS or "address already in use" not in str(exc):
+                if attempt == attempts or "address already in use" not in str(exc):
                     raise
                 self.client_port, self.peer_port = free_ports(2)
-        raise AssertionError("unreachable")
+        self._served = True
+        return self
 
     def _start_once(self) -> None:
         client = f"http://127.0.0.1:{self.client_port}"
