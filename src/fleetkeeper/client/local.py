@@ -34,6 +34,7 @@ from datetime import datetime
 from typing import Any, Literal, Protocol, TypeVar
 
 from fleetkeeper import errors
+from fleetkeeper.api.jsoncopy import json_copy
 from fleetkeeper.api.meta import Resource
 from fleetkeeper.api.scheme import GroupKind, group_kind_of
 from fleetkeeper.client.interface import ObjectList, PatchType, WatchEvent
@@ -78,6 +79,40 @@ def _encode(obj: Resource) -> dict[str, Any]:
     return data
 
 
+#: top-level fields every kind shares; the rest (spec, status, data …) are the sections
+_TYPE_META = frozenset(("apiVersion", "kind", "metadata"))
+
+
+def _written(model: type[T], sent: T, data: dict[str, Any], stored: dict[str, Any]) -> T:
+    """The stored object as a model, after writing ``data`` (``sent`` encoded); ``stored``
+    is the store's shared dict (read, never changed).
+
+    The store only fills system metadata and, by subresource, keeps the stored ``status``
+    or ``spec``: when every other section it returns equals what was sent (JSON equality,
+    cheap next to validation), the result is ``sent`` with the stored metadata, and only
+    the metadata is decoded. Otherwise the whole object is decoded. The result shares
+    those sections with ``sent``: neither is to be changed in place after the write (as
+    with objects from informer caches). Otherwise a deep copy is decoded: models of
+    unstructured kinds keep the dicts they are given.
+    """
+    if model.API_VERSION and sent.api_version != model.API_VERSION:
+        return _decode(model, json_copy(stored))
+    sections = 0
+    for key, value in stored.items():
+        if key in _TYPE_META:
+            continue
+        if data.get(key, _MISSING) != value:
+            return _decode(model, json_copy(stored))
+        sections += 1
+    if sections != sum(1 for key in data if key not in _TYPE_META):
+        return _decode(model, json_copy(stored))
+    meta = type(sent.metadata).from_dict(stored["metadata"], path="metadata")
+    return sent.model_copy(update={"metadata": meta})
+
+
+_MISSING = object()
+
+
 class LocalClient:
     """A :class:`~fleetkeeper.client.interface.Client` over a Store (see the module docstring)."""
 
@@ -119,20 +154,24 @@ class LocalClient:
     async def create(self, obj: T) -> T:
         model = type(obj)
         admitted = self._admit(obj, None, "CREATE")
-        return _decode(model, await self._store.create(_encode(admitted)))
+        data = _encode(admitted)
+        return _written(model, admitted, data, await self._store.create(data, shared=True))
 
     async def update(self, obj: T) -> T:
         model = type(obj)
         if self._admission is None:
-            return _decode(model, await self._store.update(_encode(obj)))
+            data = _encode(obj)
+            return _written(model, obj, data, await self._store.update(data, shared=True))
         gk, namespace = _gk(model), _namespace(model, obj.metadata.namespace)
         pinned = obj.metadata.resource_version
         for _ in range(MAX_RETRIES):
-            current = await self._store.get(gk, namespace, obj.name)
-            data = _encode(self._admit(obj, self._old(model, current), "UPDATE"))
+            # shared: read here, and the write that follows reuses the parse
+            current = await self._store.get(gk, namespace, obj.name, shared=True)
+            admitted = self._admit(obj, self._old(model, current), "UPDATE")
+            data = _encode(admitted)
             data["metadata"]["resourceVersion"] = pinned or current["metadata"]["resourceVersion"]
             try:
-                return _decode(model, await self._store.update(data))
+                return _written(model, admitted, data, await self._store.update(data, shared=True))
             except errors.Conflict:
                 if pinned:
                     raise
@@ -142,7 +181,8 @@ class LocalClient:
         model = type(obj)
         if not model.HAS_STATUS:
             raise errors.NotFound(f"{model.KIND} has no status subresource", kind=model.PLURAL, name=obj.name)
-        return _decode(model, await self._store.update(_encode(obj), subresource="status"))
+        data = _encode(obj)
+        return _written(model, obj, data, await self._store.update(data, subresource="status", shared=True))
 
     async def patch(
         self,

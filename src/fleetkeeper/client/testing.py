@@ -130,6 +130,20 @@ class ClientConformance:
         updated = await client.update_status(made)
         assert updated.field("status") == {"readyReplicas": 1} and updated.field("spec") == {"replicas": 1}
 
+    async def test_update_returns_what_was_stored_with_the_stored_status(self, client: Client) -> None:
+        made = await client.create(deploy("web"))
+        made.set_field("status", {"readyReplicas": 1})
+        with_status = await client.update_status(made)
+        changed = with_status.deep_copy()
+        changed.set_field("spec", {"replicas": 4})
+        changed.set_field("status", {"readyReplicas": 7})
+        updated = await client.update(changed)
+        assert updated.field("spec") == {"replicas": 4} and updated.field("status") == {"readyReplicas": 1}
+        assert updated.metadata.generation == 2 != with_status.metadata.generation
+        assert updated.metadata.resource_version != with_status.metadata.resource_version
+        assert updated.metadata is not changed.metadata, "the stored metadata, not the one sent"
+        assert await client.get(Deployment, "web", "default") == updated
+
     async def test_admission_defaults_and_validates_main_writes(self, client: Client) -> None:
         made = await client.create(member("m1"))
         assert made.spec.resource_models, "cluster resource models are defaulted on create"

@@ -117,6 +117,8 @@ class Store:
         self._lister = Lister(backend)
         self._lock = asyncio.Lock()
         self._batch: _Batch | None = None
+        #: the record of the last shared read, whose parse the write that usually follows reuses
+        self._hint: tuple[Key, Record] | None = None
         self._assigned = backend.revision  # the last revision handed to a change
         self._closed = False
         self._feed = backend if isinstance(backend, ChangeFeed) else None
@@ -139,12 +141,15 @@ class Store:
         return len(self._hub)
 
     # ---------------------------------------------------------------- reads
-    async def get(self, gk: GroupKind, namespace: str, name: str) -> dict[str, Any]:
+    async def get(self, gk: GroupKind, namespace: str, name: str, *, shared: bool = False) -> dict[str, Any]:
         key = Key(gk.group, gk.kind, namespace, name)
         record = await self._read(key)
         if record is None:
             raise o.not_found(key)
-        return record.copy()
+        if not shared:
+            return record.copy()
+        self._hint = (key, record)
+        return record.obj
 
     async def list(
         self,
@@ -171,7 +176,7 @@ class Store:
         return ListResult(items=items, revision=revision, continue_token=token)
 
     # ---------------------------------------------------------------- writes
-    async def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+    async def create(self, obj: dict[str, Any], *, shared: bool = False) -> dict[str, Any]:
         new = o.copy_in(obj)
         async with _Guard(self):
             key = await self._claim_name(new)
@@ -179,9 +184,11 @@ class Store:
             o.prepare_create(new, uid=self._uid(), now=self._now(), revision=revision)
             change = Change("ADDED", key, o.snapshot(new, revision), None)
             await self._apply(change)
-        return change.record.copy()
+        return new if shared and change.record.revision == revision else change.record.copy()
 
-    async def update(self, obj: dict[str, Any], *, subresource: str | None = None) -> dict[str, Any]:
+    async def update(
+        self, obj: dict[str, Any], *, subresource: str | None = None, shared: bool = False
+    ) -> dict[str, Any]:
         if subresource not in (None, "status"):
             raise errors.BadRequest(f"unknown subresource {subresource!r}")
         new = o.copy_in(obj)
@@ -200,13 +207,14 @@ class Store:
                 result = o.prepare_update(new, old, key)
             result["metadata"]["resourceVersion"] = str(current.revision)
             if o.same_content(result, old):
-                return current.copy()
+                return old if shared else current.copy()
             revision = self._next_revision(key)
             result["metadata"]["resourceVersion"] = str(revision)
             kind: EventType = "DELETED" if o.is_finished(result) else "MODIFIED"
             change = Change(kind, key, o.snapshot(result, revision), current, current.revision)
             await self._apply(change)
-        return change.record.copy()
+        # a shared backend may restamp the record at commit: then the stored bytes are the truth
+        return result if shared and change.record.revision == revision else change.record.copy()
 
     async def delete(
         self,
@@ -319,7 +327,11 @@ class Store:
         batch = self._batch
         if batch is not None and key in batch.overlay and batch.owner is asyncio.current_task():
             return batch.overlay[key]
-        return await self._backend.get(key)
+        record = await self._backend.get(key)
+        hint = self._hint
+        if hint is not None and record is not None and hint[0] == key and hint[1].revision == record.revision:
+            return hint[1]  # the same state, already parsed
+        return record
 
     async def _claim_name(self, new: dict[str, Any]) -> Key:
         meta = new["metadata"]

@@ -64,14 +64,21 @@ class Watch(Protocol):
 
 
 class StoreProtocol(Protocol):
-    """What controllers' clients, the API server and tests use (via ``Store``)."""
+    """What controllers' clients, the API server and tests use (via ``Store``).
+
+    Reads and writes return the object as a private dict the caller may change; with
+    ``shared=True`` they return the store's own parsed dict instead (no copy), which the
+    caller only reads — for in-process callers that decode it at once.
+    """
 
     @property
     def revision(self) -> int: ...
 
-    async def create(self, obj: dict[str, Any]) -> dict[str, Any]: ...
+    async def create(self, obj: dict[str, Any], *, shared: bool = False) -> dict[str, Any]: ...
 
-    async def get(self, gk: GroupKind, namespace: str, name: str) -> dict[str, Any]: ...
+    async def get(
+        self, gk: GroupKind, namespace: str, name: str, *, shared: bool = False
+    ) -> dict[str, Any]: ...
 
     async def list(
         self,
@@ -84,7 +91,9 @@ class StoreProtocol(Protocol):
         continue_token: str | None = None,
     ) -> ListResult: ...
 
-    async def update(self, obj: dict[str, Any], *, subresource: str | None = None) -> dict[str, Any]: ...
+    async def update(
+        self, obj: dict[str, Any], *, subresource: str | None = None, shared: bool = False
+    ) -> dict[str, Any]: ...
 
     async def delete(
         self,
