@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from fleetkeeper.api import cluster, core
 from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.meta import ObjectMeta
 from fleetkeeper.client.local import LocalClient
 from fleetkeeper.clock import VirtualClock
-from fleetkeeper.runtime.recorder import Recorder
+from fleetkeeper.runtime import recorder
+from fleetkeeper.runtime.manager import Manager
+from fleetkeeper.runtime.reconcile import FuncReconciler, Request, Result
+from fleetkeeper.runtime.recorder import Recorder, defer_while
+from fleetkeeper.runtime.turns import LOAD_RECONCILES, LOAD_WINDOW
 from fleetkeeper.store import open_store
+
+from .helpers import run_virtual
 
 
 def _run() -> tuple[list[core.Event], list[tl.TimelineEntry]]:
@@ -126,3 +134,87 @@ def _next_name(rec: Recorder, obj: cluster.Cluster, message: str) -> str:
     name = rec._name("tl", f"Cluster/None/{obj.name}|{tl.CONDITION_CHANGED}|{message}")
     rec._seq -= 1
     return name
+
+
+def _deferring(clock: VirtualClock) -> tuple[LocalClient, Manager, Recorder, cluster.Cluster]:
+    """A client whose records wait for its manager's critical path, a recorder, and a subject."""
+    client = LocalClient(open_store("memory://", clock=clock), clock=clock)
+    manager = Manager(client, clock=clock)
+    defer_while(client, manager.turns)
+    member1 = cluster.Cluster(metadata=ObjectMeta(name="member1"), spec=cluster.ClusterSpec(sync_mode="Push"))
+    return client, manager, Recorder(client, clock, "scheduler"), member1
+
+
+async def _deciding(clock: VirtualClock, keys: int, work: float, *, sample_at: list[float]
+                    ) -> tuple[list[int], list[core.Event]]:
+    """A critical controller with ``keys`` queued, each reconcile recording an Event and then
+    working ``work`` seconds; how many Events are stored at each of ``sample_at``, and all in the end."""
+    client, manager, rec, member1 = _deferring(clock)
+
+    async def decide(request: Request) -> Result:
+        await rec.event(member1, "Normal", "ScheduleBindingSucceed", f"decided {request.name}")
+        await clock.sleep(work)
+        return Result()
+
+    controller = manager.controller("critical", FuncReconciler(decide), workers=1, critical=True)
+    for index in range(keys):
+        controller.enqueue(Request("", f"k{index:03d}"))
+    task = asyncio.create_task(manager.run())
+    counts = []
+    for moment in sample_at:
+        await clock.sleep(moment - clock.monotonic())
+        counts.append(len((await client.list(core.Event, "default")).items))
+    await clock.sleep(keys * work + LOAD_WINDOW + 1.0)
+    events = (await client.list(core.Event, "default")).items
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    return counts, events
+
+
+def test_records_wait_while_the_critical_path_is_loaded_and_keep_the_time_of_the_decision() -> None:
+    keys, work = 3 * LOAD_RECONCILES, 0.5 / LOAD_RECONCILES  # two loaded virtual seconds' worth
+    done = keys * work
+    counts, events = run_virtual(lambda clock: _deciding(
+        clock, keys, work, sample_at=[done / 2, done + LOAD_WINDOW / 2, done + LOAD_WINDOW + 0.1]))
+    assert counts[0] <= LOAD_RECONCILES, "only decisions made before the load showed are written at once"
+    assert counts[1] == counts[0], "nothing more while loaded"
+    assert counts[2] == keys, "everything once the load is gone"
+    when = {e.message: e.last_timestamp.isoformat() for e in events if e.last_timestamp is not None}
+    assert (when["decided k000"], when["decided k002"]) == ("2026-01-01T00:00:00+00:00",
+                                                            "2026-01-01T00:00:00.015625+00:00")
+
+
+def test_a_few_decisions_are_recorded_at_once() -> None:
+    counts, events = run_virtual(lambda clock: _deciding(clock, 3, 1.0, sample_at=[0.5, 1.5]))
+    assert counts == [1, 2] and len(events) == 3
+
+
+def test_records_past_the_deferral_limit_are_written_while_the_critical_path_is_busy(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(recorder, "MAX_DEFERRED", 1_000)
+    monkeypatch.setattr(recorder, "CHUNK", 100)
+    clock = VirtualClock()
+
+    async def main() -> tuple[int, int]:
+        client, manager, rec, member1 = _deferring(clock)
+
+        async def decide(request: Request) -> Result:
+            if request.name == "k100":  # a hundred quick decisions in: loaded
+                for index in range(1_000 + 450):
+                    await rec.timeline(member1, tl.CONDITION_CHANGED, f"entry {index}")
+            await clock.sleep(0.001)
+            return Result()
+
+        controller = manager.controller("critical", FuncReconciler(decide), workers=1, critical=True)
+        for index in range(LOAD_RECONCILES * 4):
+            controller.enqueue(Request("", f"k{index:03d}"))
+        task = asyncio.create_task(manager.run())
+        await clock.sleep(0.15)
+        while_loaded = len((await client.list(tl.TimelineEntry)).items)
+        await clock.sleep(LOAD_WINDOW + 1)
+        after = len((await client.list(tl.TimelineEntry)).items)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return while_loaded, after
+
+    assert clock.run(main()) == (500, 1_450), "the oldest written in chunks until at most 1,000 wait"

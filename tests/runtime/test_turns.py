@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from dataclasses import dataclass, field
 
 import pytest
@@ -13,7 +14,7 @@ from fleetkeeper.runtime.controller import Controller
 from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.metrics import NoMetrics
 from fleetkeeper.runtime.reconcile import Request, Result
-from fleetkeeper.runtime.turns import Turns
+from fleetkeeper.runtime.turns import GC_RESUME_QUIET, MAX_GC_PAUSE, Turns
 from fleetkeeper.store import open_store
 
 from .helpers import run_virtual
@@ -98,5 +99,110 @@ def test_a_critical_controller_that_is_not_running_holds_nobody() -> None:
         with pytest.raises(asyncio.CancelledError):
             await task
         return not_running, running
+
+    assert run_virtual(main) == (False, True)
+
+
+@dataclass
+class Busy:
+    """A critical reconciler that notes whether the collector runs, then works ``seconds`` of the clock."""
+
+    clock: VirtualClock
+    seconds: float
+    seen: list[tuple[float, bool]] = field(default_factory=list)
+    #: young-generation collections so far, at each reconcile
+    collections: list[int] = field(default_factory=list)
+
+    async def reconcile(self, request: Request) -> Result:
+        self.seen.append((self.clock.monotonic(), gc.isenabled()))
+        self.collections.append(gc.get_stats()[0]["collections"])
+        await self.clock.sleep(self.seconds)
+        return Result()
+
+
+async def run_busy(clock: VirtualClock, keys: int, seconds: float, *, then: float
+                   ) -> tuple[Busy, list[bool], bool]:
+    """One critical controller given ``keys`` keys; (reconciler, collector state while it works,
+    collector state ``then`` seconds after its work ends)."""
+    client = LocalClient(open_store("memory://", clock=clock), clock=clock)
+    manager = Manager(client, clock=clock)
+    busy = Busy(clock, seconds)
+    controller = manager.controller("critical", busy, workers=1, critical=True)
+    for index in range(keys):
+        controller.enqueue(Request("", f"key-{index}"))
+    task = asyncio.create_task(manager.run())
+    during: list[bool] = []
+    for _ in range(keys):
+        await clock.sleep(seconds)
+        during.append(gc.isenabled())
+    await clock.sleep(then)
+    after = gc.isenabled()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    return busy, during, after
+
+
+def test_the_collector_pauses_while_critical_work_is_in_flight_and_resumes_when_it_is_quiet() -> None:
+    assert gc.isenabled()
+    busy, during, after = run_virtual(lambda clock: run_busy(clock, 5, 1.0, then=GC_RESUME_QUIET + 1.0))
+    assert [enabled for _, enabled in busy.seen[1:]] == [False] * 4, "paused from the first reconcile on"
+    assert during[:-1] == [False] * 4
+    assert after is True, "resumed once the critical path is quiet"
+    assert gc.isenabled()
+
+
+def test_a_short_gap_between_critical_reconciles_keeps_the_collector_paused() -> None:
+    async def main(clock: VirtualClock) -> list[bool]:
+        client = LocalClient(open_store("memory://", clock=clock), clock=clock)
+        manager = Manager(client, clock=clock)
+        busy = Busy(clock, 0.01)
+        controller = manager.controller("critical", busy, workers=1, critical=True)
+        task = asyncio.create_task(manager.run())
+        states = []
+        for index in range(5):  # a key every 0.1 s: gaps shorter than GC_RESUME_QUIET
+            controller.enqueue(Request("", f"key-{index}"))
+            await clock.sleep(0.1)
+            states.append(gc.isenabled())
+        await clock.sleep(GC_RESUME_QUIET * 2)
+        states.append(gc.isenabled())
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return states
+
+    assert run_virtual(main) == [False] * 5 + [True]
+
+
+def test_a_long_critical_stretch_still_collects_the_young_generation() -> None:
+    busy, _, _ = run_virtual(lambda clock: run_busy(clock, 4, MAX_GC_PAUSE / 2 + 1, then=1.0))
+    assert [enabled for _, enabled in busy.seen[1:]] == [False] * 3
+    counts = busy.collections
+    assert counts[1] == counts[0], "no collection while paused"
+    assert counts[2] > counts[1], "a young collection once the pause ran out (t > MAX_GC_PAUSE)"
+
+
+def test_the_collector_stays_off_if_it_was_off_already() -> None:
+    gc.disable()
+    try:
+        _, _, after = run_virtual(lambda clock: run_busy(clock, 2, 1.0, then=GC_RESUME_QUIET + 1.0))
+        assert after is False, "a pause never turns on a collector someone else turned off"
+    finally:
+        gc.enable()
+
+
+def test_stopping_in_the_middle_of_critical_work_resumes_the_collector() -> None:
+    async def main(clock: VirtualClock) -> tuple[bool, bool]:
+        client = LocalClient(open_store("memory://", clock=clock), clock=clock)
+        manager = Manager(client, clock=clock)
+        controller = manager.controller("critical", Busy(clock, 60.0), workers=1, critical=True)
+        controller.enqueue(Request("", "long"))
+        task = asyncio.create_task(manager.run())
+        await clock.sleep(1)
+        during = gc.isenabled()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return during, gc.isenabled()
 
     assert run_virtual(main) == (False, True)

@@ -32,6 +32,7 @@ from fleetkeeper.clock import Clock
 from fleetkeeper.interpreter import Interpreter
 from fleetkeeper.members.interface import MemberPool
 from fleetkeeper.options import Options
+from fleetkeeper.runtime import recorder
 from fleetkeeper.runtime.context import Context, Scope
 from fleetkeeper.runtime.leaderelection import LeaderElectionConfig, LeaderElector
 from fleetkeeper.runtime.manager import Manager
@@ -139,6 +140,8 @@ class ControlPlane:
                 clock=self.clock,
             )
         self.manager = Manager(self.client, clock=self.clock, elector=elector)
+        # Events and timeline entries are written once the failover's decisions are made
+        recorder.defer_while(self.client, self.manager.turns)
         names = AGENT_CONTROLLERS if self.scope.is_agent else CONTROLLERS
         setups = list(self.setups) if self.setups is not None else load_setups(names)
         for setup in setups:

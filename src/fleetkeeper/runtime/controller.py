@@ -168,8 +168,11 @@ class Controller:
                 return
             self._active += 1
             try:
-                if self.wait_turn and self.turns is not None:
-                    await self.turns.wait()
+                if self.turns is not None:
+                    if self.critical:
+                        self.turns.started()
+                    elif self.wait_turn:
+                        await self.turns.wait()
                 await self._reconcile_one(request)
             finally:
                 self._active -= 1

@@ -73,7 +73,7 @@ class Manager:
         self._started = asyncio.Event()
         self._running = False
         #: critical controllers first (see :mod:`~fleetkeeper.runtime.turns`)
-        self.turns = Turns()
+        self.turns = Turns(clock)
 
     def add(self, runnable: Runnable, *, leader_elected: bool | None = None) -> None:
         """Run ``runnable`` with the manager; ``leader_elected`` defaults to its

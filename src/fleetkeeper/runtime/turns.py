@@ -20,12 +20,68 @@ Controllers upstream of the critical path (cluster status, taint policies, remed
 the traffic path (multi-cluster ingress, the load balancer's route sync) are not critical
 and do not wait either: they are *exempt* (``wait_turn=False``), so failure detection and
 taking a broken cluster out of traffic never queue behind a large rescheduling.
+
+Work that only records what was decided waits for the critical path's *load* instead:
+the recorder's Events and timeline entries (:func:`~fleetkeeper.runtime.recorder.defer_while`)
+are written once the critical controllers have finished fewer than :data:`LOAD_RECONCILES`
+reconciles in the last :data:`LOAD_WINDOW` seconds, so a handful of decisions is recorded
+at once and ten thousand are recorded after the moves.
+
+**No collector pauses on the critical path.** A control plane's heap is mostly its
+informer caches: hundreds of thousands of long-lived objects, each write replacing one
+version by the next. Python's collector counts allocations net of frees, so under that
+churn its youngest generation fills with cache objects that are live anyway, and every
+collection walks them again — measured with ``fleetkeeper bench failover``, a sixth of
+the rescheduling's time went to collections that found nothing. While critical work is
+in flight the automatic collector is therefore paused (memory is freed by reference
+counting as always; only cycles wait) and resumed once the critical controllers have
+been idle for :data:`GC_RESUME_QUIET` seconds; after :data:`MAX_GC_PAUSE` seconds of
+continuous critical work the young generation is collected regardless.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
+from collections import deque
 from typing import Protocol
+
+from fleetkeeper.clock import Clock
+
+#: loop turns the critical controllers must stay idle before the others resume: a decision
+#: reaches the next critical controller a few turns after its write (store → watch → informer
+#: → queue), and without this margin every waiting worker would slip in through that gap
+QUIET_TURNS = 4
+#: critical reconciles within :data:`LOAD_WINDOW` seconds that make the critical path loaded
+LOAD_RECONCILES = 64
+LOAD_WINDOW = 1.0
+#: the longest the automatic garbage collector stays paused for critical work (seconds)
+MAX_GC_PAUSE = 120.0
+#: how long the critical path must be quiet before the collector resumes (seconds)
+GC_RESUME_QUIET = 0.25
+
+
+class _Collector:
+    """Pauses of the process's automatic collector, shared by every :class:`Turns` in it."""
+
+    def __init__(self) -> None:
+        self._holders: set[int] = set()
+        self._paused_by_us = False
+
+    def hold(self, holder: int) -> None:
+        if not self._holders and gc.isenabled():
+            gc.disable()
+            self._paused_by_us = True
+        self._holders.add(holder)
+
+    def release(self, holder: int) -> None:
+        self._holders.discard(holder)
+        if not self._holders and self._paused_by_us:
+            self._paused_by_us = False
+            gc.enable()
+
+
+_COLLECTOR = _Collector()
 
 
 class Critical(Protocol):
@@ -41,9 +97,17 @@ class Critical(Protocol):
 class Turns:
     """Critical controllers first; see the module docstring."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock | None = None) -> None:
         self._critical: list[Critical] = []
         self._idle: asyncio.Event | None = None
+        #: when the last LOAD_RECONCILES critical reconciles finished (monotonic seconds)
+        self._recent: deque[float] = deque(maxlen=LOAD_RECONCILES)
+        self._clock = clock
+        #: critical reconciles finished so far
+        self._finished = 0
+        #: when this instance paused the collector (monotonic seconds), if it holds it paused
+        self._gc_paused_at: float | None = None
+        self._gc_resume: asyncio.Task[None] | None = None
 
     def register(self, controller: Critical) -> None:
         self._critical.append(controller)
@@ -54,17 +118,89 @@ class Turns:
         return any(c.running and c.busy for c in self._critical)
 
     async def wait(self) -> None:
-        """Return once no critical controller is busy (at once if none is)."""
-        while self.busy:
-            if self._idle is None:
-                self._idle = asyncio.Event()
-            self._idle.clear()
-            await self._idle.wait()
+        """Return once no critical controller has been busy for :data:`QUIET_TURNS` loop turns
+        (at once if none is)."""
+        if not self.busy:
+            return
+        quiet = 0
+        while quiet < QUIET_TURNS:
+            if self.busy:
+                quiet = 0
+                if self._idle is None:
+                    self._idle = asyncio.Event()
+                self._idle.clear()
+                await self._idle.wait()
+            else:
+                quiet += 1
+                await asyncio.sleep(0)
+
+    async def unloaded(self) -> None:
+        """Return once the critical controllers have finished fewer than :data:`LOAD_RECONCILES`
+        reconciles in the last :data:`LOAD_WINDOW` seconds (at once without a clock)."""
+        while self._clock is not None and len(self._recent) == LOAD_RECONCILES:
+            wait = self._recent[0] + LOAD_WINDOW - self._clock.monotonic()
+            if wait <= 0:
+                return
+            await self._clock.sleep(wait)
+
+    async def settled(self, quiet: float) -> None:
+        """Return once no critical controller has been busy, nor finished a reconcile, for
+        ``quiet`` seconds of the clock."""
+        if self._clock is None:
+            raise RuntimeError("Turns.settled needs the clock given at construction")
+        while True:
+            await self.wait()
+            seen = self._finished
+            await self._clock.sleep(quiet)
+            if seen == self._finished and not self.busy:
+                return
+
+    def started(self) -> None:
+        """A critical controller starts a reconcile."""
+        self._collector(True)
 
     def check(self) -> None:
         """A critical controller finished a reconcile or stopped: wake the waiters if all are idle."""
-        if self._idle is not None and not self.busy:
+        self._finished += 1
+        if self._clock is not None:
+            self._recent.append(self._clock.monotonic())
+        busy = self.busy
+        self._collector(busy)
+        if self._idle is not None and not busy:
             self._idle.set()
 
+    def _collector(self, busy: bool) -> None:
+        """Pause the automatic collector while critical work goes on (see the module docstring)."""
+        if self._clock is None:
+            return
+        if self._gc_paused_at is None:
+            if busy:
+                self._gc_paused_at = self._clock.monotonic()
+                _COLLECTOR.hold(id(self))
+            return
+        if not any(c.running for c in self._critical):
+            self._resume_gc()  # stopped (cancelled, leadership lost): nothing left to pause for
+        elif busy and self._clock.monotonic() - self._gc_paused_at > MAX_GC_PAUSE:
+            self._resume_gc()  # paused long enough: collect the young now; pause again next reconcile
+            gc.collect(0)
+        elif not busy and self._gc_resume is None:
+            self._gc_resume = asyncio.get_running_loop().create_task(self._resume_when_quiet(),
+                                                                     name="turns-gc-resume")
 
-__all__ = ["Critical", "Turns"]
+    async def _resume_when_quiet(self) -> None:
+        """Resume the collector once the critical path has been quiet for :data:`GC_RESUME_QUIET`
+        seconds: the pause bridges the short gaps between a decision and the next."""
+        try:
+            await self.settled(GC_RESUME_QUIET)
+        finally:  # cancelled too: never leave the collector paused
+            self._gc_resume = None
+            self._resume_gc()
+
+    def _resume_gc(self) -> None:
+        if self._gc_paused_at is not None:
+            self._gc_paused_at = None
+            _COLLECTOR.release(id(self))
+
+
+__all__ = ["GC_RESUME_QUIET", "LOAD_RECONCILES", "LOAD_WINDOW", "MAX_GC_PAUSE", "QUIET_TURNS", "Critical",
+           "Turns"]
