@@ -60,6 +60,24 @@ async def run_manager(clock: VirtualClock, build: list[tuple[str, dict[str, bool
     return log
 
 
+async def run_tiers(clock: VirtualClock, keys: int) -> list[tuple[float, str, str]]:
+    """An other, a dispatch and a critical controller (added in that order), ``keys`` keys each."""
+    client = LocalClient(open_store("memory://", clock=clock), clock=clock)
+    manager = Manager(client, clock=clock)
+    log: list[tuple[float, str, str]] = []
+    for who in ("other", "dispatch", "critical"):
+        controller = manager.controller(who, Steps(clock, who, log), workers=2, dispatch=who == "dispatch",
+                                        critical=who == "critical")
+        for index in range(keys):
+            controller.enqueue(Request("", f"{who}-{index}"))
+    task = asyncio.create_task(manager.run())
+    await asyncio.sleep(1.0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    return log
+
+
 def test_the_others_wait_while_a_critical_controller_has_work() -> None:
     log = run_virtual(lambda clock: run_manager(
         clock, [("normal", {}, None), ("critical", {"critical": True}, None)], 20, for_seconds=1.0))
@@ -206,3 +224,9 @@ def test_stopping_in_the_middle_of_critical_work_resumes_the_collector() -> None
         return during, gc.isenabled()
 
     assert run_virtual(main) == (False, True)
+
+
+def test_dispatch_waits_for_the_critical_tier_and_the_others_wait_for_both() -> None:
+    log = run_virtual(lambda clock: run_tiers(clock, 10))
+    order = [who for _, who, _ in log]
+    assert order == ["critical"] * 10 + ["dispatch"] * 10 + ["other"] * 10

@@ -306,7 +306,8 @@ def setup(mgr: Manager, ctx: Context) -> None:
     """The binding controller: watches bindings, Works and templates; writes Works and the
     binding finalizer."""
     reconciler = BindingController(ctx, mgr)
-    controller = mgr.controller(CONTROLLER_NAME, reconciler, workers=ctx.options.concurrent_syncs)
+    controller = mgr.controller(CONTROLLER_NAME, reconciler, workers=ctx.options.concurrent_syncs,
+                                dispatch=True)
     reconciler.bind(controller)
 
 

@@ -291,7 +291,8 @@ def setup(mgr: Manager, ctx: Context) -> None:
     """The execution controller: watches Works and Clusters; writes member objects, the Work's
     Applied/Dispatching conditions and its finalizer."""
     execution = Execution(ctx, mgr)
-    controller = mgr.controller(CONTROLLER_NAME, execution, workers=ctx.options.concurrent_syncs)
+    controller = mgr.controller(CONTROLLER_NAME, execution, workers=ctx.options.concurrent_syncs,
+                                dispatch=True)
     execution.bind(controller)
 
 

@@ -53,7 +53,7 @@ from fleetkeeper.runtime.handler import EnqueueMapped, EventHandler, MapFunc, Pr
 from fleetkeeper.runtime.metrics import Metrics, Outcome, PrometheusMetrics
 from fleetkeeper.runtime.ratelimit import RateLimiter
 from fleetkeeper.runtime.reconcile import Reconciler, Request, Result
-from fleetkeeper.runtime.turns import Turns
+from fleetkeeper.runtime.turns import CRITICAL, DISPATCH, OTHERS, Turns
 from fleetkeeper.runtime.workqueue import ShutDown, Workqueue
 
 T = TypeVar("T", bound=Resource)
@@ -91,6 +91,7 @@ class Controller:
         metrics: Metrics | None = None,
         leader_elected: bool = True,
         critical: bool = False,
+        dispatch: bool = False,
         wait_turn: bool = True,
     ) -> None:
         if workers < 1:
@@ -108,7 +109,9 @@ class Controller:
         self._running = False
         #: on the failover's critical path (see :mod:`~fleetkeeper.runtime.turns`)
         self.critical = critical
-        #: whether this controller's workers wait while critical ones are busy (never for critical ones)
+        #: its turn: 0 critical, 1 dispatch (carries decisions to the members), 2 the others
+        self.tier = CRITICAL if critical else DISPATCH if dispatch else OTHERS
+        #: whether this controller's workers wait while earlier tiers are busy (never for critical ones)
         self.wait_turn = wait_turn and not critical
         #: the turns this controller takes part in (its manager's), if any
         self.turns: Turns | None = None
@@ -156,8 +159,8 @@ class Controller:
                     group.create_task(self._worker(), name=f"{self.name}-worker-{index}")
         finally:
             self._running = False
-            if self.critical and self.turns is not None:
-                self.turns.check()
+            if self.tier < OTHERS and self.turns is not None:
+                self.turns.check(self.tier)
             self._log.info("controller stopped")
 
     async def _worker(self) -> None:
@@ -172,13 +175,13 @@ class Controller:
                     if self.critical:
                         self.turns.started()
                     elif self.wait_turn:
-                        await self.turns.wait()
+                        await self.turns.wait(self.tier)
                 await self._reconcile_one(request)
             finally:
                 self._active -= 1
                 self._queue.done(request)
-                if self.critical and self.turns is not None:
-                    self.turns.check()
+                if self.tier < OTHERS and self.turns is not None:
+                    self.turns.check(self.tier)
             await asyncio.sleep(0)  # everything else takes its turn (see the module notes)
 
     async def _reconcile_one(self, request: Request) -> None:

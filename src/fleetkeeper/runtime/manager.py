@@ -36,7 +36,7 @@ from fleetkeeper.runtime.informer import ListWatcher
 from fleetkeeper.runtime.leaderelection import LeaderElector
 from fleetkeeper.runtime.ratelimit import RateLimiter
 from fleetkeeper.runtime.reconcile import Reconciler
-from fleetkeeper.runtime.turns import Turns
+from fleetkeeper.runtime.turns import OTHERS, Turns
 
 
 @runtime_checkable
@@ -84,7 +84,7 @@ class Manager:
             leader_elected = bool(getattr(runnable, "needs_leader_election", False))
         for part in _controllers_of(runnable):
             part.turns = self.turns
-            if part.critical:
+            if part.tier < OTHERS:
                 self.turns.register(part)
         (self._elected if leader_elected else self._plain).append(runnable)
 
@@ -101,13 +101,15 @@ class Manager:
         rate_limiter: RateLimiter | None = None,
         leader_elected: bool = True,
         critical: bool = False,
+        dispatch: bool = False,
         wait_turn: bool = True,
     ) -> Controller:
-        """Make a controller on the manager's clock and logger, and add it (``critical`` and
-        ``wait_turn``: see :mod:`~fleetkeeper.runtime.turns`)."""
+        """Make a controller on the manager's clock and logger, and add it (``critical``,
+        ``dispatch`` and ``wait_turn``: see :mod:`~fleetkeeper.runtime.turns`)."""
         controller = Controller(
             name, reconciler, workers=workers, clock=self.clock, rate_limiter=rate_limiter,
-            logger=self._logger, leader_elected=leader_elected, critical=critical, wait_turn=wait_turn,
+            logger=self._logger, leader_elected=leader_elected, critical=critical, dispatch=dispatch,
+            wait_turn=wait_turn,
         )
         self.add(controller)
         return controller

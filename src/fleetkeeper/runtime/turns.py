@@ -16,16 +16,21 @@ retries and requeues wait in the queue's timers (not counted), so the others res
 soon as the decisions are made — and then see the final decision once instead of each
 intermediate one.
 
+Carrying the decisions to the members comes next: the *dispatch* controllers (the binding
+controller, which rewrites the Works, and execution, which applies them) wait for the
+critical ones, and every other controller (status reporting, graceful-eviction cleanup,
+…) waits for both — a workload runs in its new place before anyone reports on it.
+
 Controllers upstream of the critical path (cluster status, taint policies, remedies) and
 the traffic path (multi-cluster ingress, the load balancer's route sync) are not critical
 and do not wait either: they are *exempt* (``wait_turn=False``), so failure detection and
 taking a broken cluster out of traffic never queue behind a large rescheduling.
 
-Work that only records what was decided waits for the critical path's *load* instead:
-the recorder's Events and timeline entries (:func:`~fleetkeeper.runtime.recorder.defer_while`)
-are written once the critical controllers have finished fewer than :data:`LOAD_RECONCILES`
-reconciles in the last :data:`LOAD_WINDOW` seconds, so a handful of decisions is recorded
-at once and ten thousand are recorded after the moves.
+Work that only records what was done waits for the *load* of both tiers instead: the
+recorder's Events and timeline entries (:func:`~fleetkeeper.runtime.recorder.defer_while`)
+are written once the critical and dispatch controllers have finished fewer than
+:data:`LOAD_RECONCILES` reconciles in the last :data:`LOAD_WINDOW` seconds, so a handful
+of decisions is recorded at once and ten thousand are recorded after the moves.
 
 **No collector pauses on the critical path.** A control plane's heap is mostly its
 informer caches: hundreds of thousands of long-lived objects, each write replacing one
@@ -48,6 +53,8 @@ from typing import Protocol
 
 from fleetkeeper.clock import Clock
 
+#: the tiers of :attr:`Controller.tier <fleetkeeper.runtime.controller.Controller.tier>`
+CRITICAL, DISPATCH, OTHERS = 0, 1, 2
 #: loop turns the critical controllers must stay idle before the others resume: a decision
 #: reaches the next critical controller a few turns after its write (store → watch → informer
 #: → queue), and without this margin every waiting worker would slip in through that gap
@@ -85,7 +92,7 @@ _COLLECTOR = _Collector()
 
 
 class Critical(Protocol):
-    """What turns read of a critical controller."""
+    """What turns read of a critical or dispatch controller."""
 
     @property
     def running(self) -> bool: ...
@@ -93,14 +100,17 @@ class Critical(Protocol):
     @property
     def busy(self) -> bool: ...
 
+    @property
+    def tier(self) -> int: ...
+
 
 class Turns:
     """Critical controllers first; see the module docstring."""
 
     def __init__(self, clock: Clock | None = None) -> None:
-        self._critical: list[Critical] = []
+        self._ranked: list[Critical] = []
         self._idle: asyncio.Event | None = None
-        #: when the last LOAD_RECONCILES critical reconciles finished (monotonic seconds)
+        #: when the last LOAD_RECONCILES critical and dispatch reconciles finished (monotonic seconds)
         self._recent: deque[float] = deque(maxlen=LOAD_RECONCILES)
         self._clock = clock
         #: critical reconciles finished so far
@@ -110,21 +120,25 @@ class Turns:
         self._gc_resume: asyncio.Task[None] | None = None
 
     def register(self, controller: Critical) -> None:
-        self._critical.append(controller)
+        self._ranked.append(controller)
 
     @property
     def busy(self) -> bool:
         """Whether a running critical controller has work ready or in hand."""
-        return any(c.running and c.busy for c in self._critical)
+        return self.busy_before(DISPATCH)
 
-    async def wait(self) -> None:
-        """Return once no critical controller has been busy for :data:`QUIET_TURNS` loop turns
-        (at once if none is)."""
-        if not self.busy:
+    def busy_before(self, tier: int) -> bool:
+        """Whether a running controller of a tier before ``tier`` has work ready or in hand."""
+        return any(c.tier < tier and c.running and c.busy for c in self._ranked)
+
+    async def wait(self, tier: int = OTHERS) -> None:
+        """Return once no controller of an earlier tier has been busy for :data:`QUIET_TURNS`
+        loop turns (at once if none is)."""
+        if not self.busy_before(tier):
             return
         quiet = 0
         while quiet < QUIET_TURNS:
-            if self.busy:
+            if self.busy_before(tier):
                 quiet = 0
                 if self._idle is None:
                     self._idle = asyncio.Event()
@@ -135,8 +149,9 @@ class Turns:
                 await asyncio.sleep(0)
 
     async def unloaded(self) -> None:
-        """Return once the critical controllers have finished fewer than :data:`LOAD_RECONCILES`
-        reconciles in the last :data:`LOAD_WINDOW` seconds (at once without a clock)."""
+        """Return once the critical and dispatch controllers have finished fewer than
+        :data:`LOAD_RECONCILES` reconciles in the last :data:`LOAD_WINDOW` seconds (at once
+        without a clock)."""
         while self._clock is not None and len(self._recent) == LOAD_RECONCILES:
             wait = self._recent[0] + LOAD_WINDOW - self._clock.monotonic()
             if wait <= 0:
@@ -159,15 +174,16 @@ class Turns:
         """A critical controller starts a reconcile."""
         self._collector(True)
 
-    def check(self) -> None:
-        """A critical controller finished a reconcile or stopped: wake the waiters if all are idle."""
-        self._finished += 1
+    def check(self, tier: int = CRITICAL) -> None:
+        """A critical or dispatch controller finished a reconcile or stopped: wake the waiters
+        if the tiers they wait for may be idle."""
         if self._clock is not None:
             self._recent.append(self._clock.monotonic())
-        busy = self.busy
-        self._collector(busy)
-        if self._idle is not None and not busy:
-            self._idle.set()
+        if tier == CRITICAL:
+            self._finished += 1
+            self._collector(self.busy)
+        if self._idle is not None and not self.busy:
+            self._idle.set()  # each waiter looks again at the tiers it waits for
 
     def _collector(self, busy: bool) -> None:
         """Pause the automatic collector while critical work goes on (see the module docstring)."""
@@ -178,7 +194,7 @@ class Turns:
                 self._gc_paused_at = self._clock.monotonic()
                 _COLLECTOR.hold(id(self))
             return
-        if not any(c.running for c in self._critical):
+        if not any(c.running for c in self._ranked if c.tier == CRITICAL):
             self._resume_gc()  # stopped (cancelled, leadership lost): nothing left to pause for
         elif busy and self._clock.monotonic() - self._gc_paused_at > MAX_GC_PAUSE:
             self._resume_gc()  # paused long enough: collect the young now; pause again next reconcile
@@ -202,5 +218,15 @@ class Turns:
             _COLLECTOR.release(id(self))
 
 
-__all__ = ["GC_RESUME_QUIET", "LOAD_RECONCILES", "LOAD_WINDOW", "MAX_GC_PAUSE", "QUIET_TURNS", "Critical",
-           "Turns"]
+__all__ = [
+    "CRITICAL",
+    "DISPATCH",
+    "GC_RESUME_QUIET",
+    "LOAD_RECONCILES",
+    "LOAD_WINDOW",
+    "MAX_GC_PAUSE",
+    "OTHERS",
+    "QUIET_TURNS",
+    "Critical",
+    "Turns",
+]

@@ -101,6 +101,7 @@ class SqliteBackend:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(f"PRAGMA synchronous={level}")
         db.execute("PRAGMA busy_timeout=2000")
+        db.execute("PRAGMA cache_size=-65536")
         db.executescript("BEGIN IMMEDIATE;" + _SCHEMA + "COMMIT;")
         self._upgrade()
         self._revision = int(db.execute("SELECT v FROM meta WHERE k = 'revision'").fetchone()[0])
