@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from fleetkeeper.api.cluster import Cluster
+from fleetkeeper.scheduler import snapshot
 from fleetkeeper.scheduler.snapshot import SnapshotBuilder
 
 from .builders import cluster, pods
@@ -108,3 +109,24 @@ def test_facts_prepared_at_an_event_are_the_ones_the_next_build_uses() -> None:
     assert builder._ready == {}, "prepared facts are used once"
     again = builder.build([a2, b2])
     assert again.by_name["a"] is ready_a, "an unchanged cluster keeps its facts"
+
+
+def test_memo_tables_no_snapshot_keeps_are_freed_a_step_per_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(snapshot, "RETIRE_STEP", 4)
+    builder = SnapshotBuilder()
+    first = builder.build([_versioned("a", "1", summary=pods(10))])
+    for index in range(6):
+        first.memo(("verdict", index), lambda: "topology", topology_only=True)
+        first.memo(("room", index), lambda: "capacity")
+    topology, capacity = first.memos
+    second = builder.build([_versioned("a", "2", summary=pods(20))])  # new capacity: topology kept
+    assert second.memos[0] is topology and len(topology) == 6, "a kept table is never retired"
+    assert len(capacity) == 6, "retired, not freed at once"
+    builder.build([_versioned("a", "2", summary=pods(20))])
+    assert len(capacity) == 2
+    builder.build([_versioned("a", "3", summary=pods(20), labels={"env": "prod"})])  # retires topology
+    assert (len(capacity), len(topology)) == (0, 6)
+    builder.build([_versioned("a", "3", summary=pods(20), labels={"env": "prod"})])
+    assert len(topology) == 2
+    builder.build([_versioned("a", "3", summary=pods(20), labels={"env": "prod"})])
+    assert len(topology) == 0 and builder._retired == []

@@ -78,8 +78,11 @@ AGENT_CONTROLLERS: tuple[str, ...] = (
 #: each loop turn, so a few keep turns short — each hop of a decision (write → informer →
 #: queue → worker) waits one turn — without costing throughput (measured with ``fleetkeeper
 #: bench failover``: 10,000 bindings rescheduled in the same time with 8 workers as with 32,
-#: the first one in 56 ms instead of 120–280 ms)
-SCHEDULER_WORKERS = 8
+#: the first one in 56 ms instead of 120–280 ms; with 5 workers and 2 for evictions, 2,000
+#: bindings in the same time again, the first in 18–40 ms instead of 39–47 ms). The floor is
+#: ``concurrent_syncs`` (5 by default): a scheduler talking to a remote API server waits on
+#: the network, and more workers then overlap the waits.
+SCHEDULER_WORKERS = 4
 #: collector thresholds of a control-plane process (see :func:`tune_gc`)
 GC_THRESHOLDS = (50_000, 20, 10)
 

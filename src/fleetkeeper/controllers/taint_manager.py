@@ -63,10 +63,10 @@ NAME = "taint-manager"
 BY_CLUSTER = "taint-manager/spec.clusters"
 #: eviction workers when unthrottled (few: evictions go first anyway, and fewer busy workers keep
 #: the event loop's turns short — see ``SCHEDULER_WORKERS`` in cmd.app), and when paced (Karmada's three)
-WORKERS = 4
+WORKERS = 2
 PACED_WORKERS = 3
 #: the fan-out yields to the event loop after this many bindings
-FANOUT_CHUNK = 128
+FANOUT_CHUNK = 16
 WRITE_ATTEMPTS = 5
 
 Binding = ResourceBinding | ClusterResourceBinding
