@@ -89,3 +89,31 @@ def test_the_local_client_is_a_client() -> None:
     store = open_store("memory://", clock=SystemClock())
     client: Client = LocalClient(store, admission=admit, clock=SystemClock())
     assert isinstance(client, LocalClient)
+
+
+async def test_an_update_with_its_status_is_one_change_that_bumps_the_generation_only_for_the_spec(
+    recorded: tuple[LocalClient, list[str]],
+) -> None:
+    client, calls = recorded
+    made = await client.create(deploy("web"))
+    watch = client.watch(Deployment, "default", resource_version=made.metadata.resource_version)
+    changed = made.deep_copy()
+    changed.set_field("spec", {"replicas": 4})
+    changed.set_field("status", {"observedGeneration": 2})
+    both = await client.update_with_status(changed)
+    assert (both.field("spec"), both.field("status"), both.metadata.generation) == (
+        {"replicas": 4}, {"observedGeneration": 2}, 2)
+    labelled = both.deep_copy()
+    labelled.metadata.labels = {"tier": "web"}
+    labelled.set_field("status", {"observedGeneration": 2, "note": "labels only"})
+    again = await client.update_with_status(labelled)
+    assert again.metadata.generation == 2 and again.field("status")["note"] == "labels only"
+    seen = []
+    async for event in watch:
+        seen.append((event.type, event.object.metadata.resource_version))
+        if len(seen) == 2:
+            break
+    assert seen == [("MODIFIED", both.metadata.resource_version),
+                    ("MODIFIED", again.metadata.resource_version)]
+    assert calls == ["CREATE", "UPDATE", "UPDATE"], "admission judges it as an update"
+    assert await client.get(Deployment, "web", "default") == again

@@ -142,6 +142,24 @@ def test_a_binding_is_scheduled_with_condition_events_and_timeline() -> None:
     run(main)
 
 
+def test_a_result_and_its_condition_are_one_change_with_the_local_client() -> None:
+    async def main(clock: VirtualClock) -> None:
+        async with running(clock, cluster("member1"), cluster("member2")) as world:
+            made = await world.client.create(rb_body(WEIGHTS, replicas=3))
+            watch = world.client.watch(ResourceBinding, "default",
+                                       resource_version=made.metadata.resource_version)
+            await world.settle()
+            first = await asyncio.wait_for(anext(aiter(watch)), 1)
+            rb = first.object
+            assert placement_of(rb) == {"member1": 1, "member2": 2}, "the first change carries the result"
+            condition = next(c for c in rb.status.conditions or () if c.type == "Scheduled")
+            assert condition.status == "True"
+            assert rb.status.scheduler_observed_generation == rb.metadata.generation == 2
+            assert rb == await world.rb(), "and nothing came after it"
+
+    run(main)
+
+
 def test_scaling_a_divided_binding_reschedules_it() -> None:
     async def main(clock: VirtualClock) -> None:
         async with running(clock, cluster("member1"), cluster("member2")) as world:

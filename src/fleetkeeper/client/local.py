@@ -158,10 +158,22 @@ class LocalClient:
         return _written(model, admitted, data, await self._store.create(data, shared=True))
 
     async def update(self, obj: T) -> T:
+        return await self._update(obj, with_status=False)
+
+    async def update_with_status(self, obj: T) -> T:
+        """Update the main resource and its status as one change (one watch event). The REST
+        client has no such write: callers look for it with ``getattr`` and otherwise write
+        the main resource, then ``/status``."""
+        if not type(obj).HAS_STATUS:
+            return await self.update(obj)
+        return await self._update(obj, with_status=True)
+
+    async def _update(self, obj: T, *, with_status: bool) -> T:
         model = type(obj)
         if self._admission is None:
             data = _encode(obj)
-            return _written(model, obj, data, await self._store.update(data, shared=True))
+            return _written(model, obj, data, await self._store.update(data, shared=True,
+                                                                        with_status=with_status))
         gk, namespace = _gk(model), _namespace(model, obj.metadata.namespace)
         pinned = obj.metadata.resource_version
         for _ in range(MAX_RETRIES):
@@ -171,7 +183,8 @@ class LocalClient:
             data = _encode(admitted)
             data["metadata"]["resourceVersion"] = pinned or current["metadata"]["resourceVersion"]
             try:
-                return _written(model, admitted, data, await self._store.update(data, shared=True))
+                return _written(model, admitted, data, await self._store.update(data, shared=True,
+                                                                                with_status=with_status))
             except errors.Conflict:
                 if pinned:
                     raise

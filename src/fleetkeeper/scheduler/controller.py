@@ -36,7 +36,7 @@ ones also after five minutes, like Karmada's unschedulable queue — never in a 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
 
 import structlog
@@ -57,7 +57,7 @@ from fleetkeeper.api.constants import (
     PP_PERMANENT_ID_LABEL,
 )
 from fleetkeeper.api.meta import Condition, ObjectMeta, Unstructured
-from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding, TargetCluster
+from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding, ResourceBindingStatus, TargetCluster
 from fleetkeeper.client.interface import Client, batch
 from fleetkeeper.clock import Clock
 from fleetkeeper.runtime.cache import InformerFactory
@@ -200,10 +200,16 @@ class SchedulingReconciler:
             await self._event(binding, "Warning", EVENT_SCHEDULE_BINDING_FAILED, message)
         written = binding
         error = outcome.error
-        async with batch(self._client):  # the result and its condition: one transaction
-            if outcome.clusters is not None:
-                written = await self._write_result(binding, applied, outcome.clusters)
-            condition_changed = await self._write_status(written, now, error, outcome.affinity_name)
+        together = getattr(self._client, "update_with_status", None)
+        if outcome.clusters is not None and together is not None:
+            # the result and its condition: one change (the local client)
+            written, condition_changed = await self._write_both(
+                binding, applied, outcome.clusters, now, error, outcome.affinity_name, together)
+        else:
+            async with batch(self._client):  # the result and its condition: one transaction
+                if outcome.clusters is not None:
+                    written = await self._write_result(binding, applied, outcome.clusters)
+                condition_changed = await self._write_status(written, now, error, outcome.affinity_name)
         if error is None:
             moved = written is not binding
             await self._succeeded(binding, request, outcome.clusters or [], trigger, moved=moved,
@@ -242,36 +248,65 @@ class SchedulingReconciler:
                                           reason=trigger)
 
     # ---------------------------------------------------------------- writes
-    async def _write_result(self, binding: Binding, applied: str, clusters: list[tuple[str, int]]) -> Binding:
+    @staticmethod
+    def _result(binding: Binding, applied: str, clusters: list[tuple[str, int]]) -> Binding | None:
+        """The binding with the result and the applied placement; None when it already says so."""
         desired = [TargetCluster(name=name, replicas=replicas) for name, replicas in clusters] or None
         current = binding.spec.clusters or None
         if binding.annotations().get(APPLIED_PLACEMENT_ANNOTATION) == applied and current == desired:
-            return binding
+            return None
         # shallow copies: the cached binding is only read, and the client encodes before it returns
         meta = binding.metadata.model_copy(
             update={"annotations": {**binding.annotations(), APPLIED_PLACEMENT_ANNOTATION: applied}})
-        updated = binding.model_copy(update={"metadata": meta,
-                                             "spec": binding.spec.model_copy(update={"clusters": desired})})
-        return await self._client.update(updated)
+        return binding.model_copy(update={"metadata": meta,
+                                          "spec": binding.spec.model_copy(update={"clusters": desired})})
 
-    async def _write_status(self, binding: Binding, now: datetime, error: ScheduleError | None,
-                            affinity_name: str | None) -> bool:
-        """Write the ``Scheduled`` condition (and on success the observed generation); whether it changed."""
+    async def _write_result(self, binding: Binding, applied: str, clusters: list[tuple[str, int]]) -> Binding:
+        updated = self._result(binding, applied, clusters)
+        return binding if updated is None else await self._client.update(updated)
+
+    async def _write_both(self, binding: Binding, applied: str, clusters: list[tuple[str, int]],
+                          now: datetime, error: ScheduleError | None, affinity_name: str | None,
+                          together: Callable[[Binding], Awaitable[Binding]]) -> tuple[Binding, bool]:
+        """The result and its ``Scheduled`` condition as one change; (the stored binding,
+        whether the condition changed)."""
+        updated = self._result(binding, applied, clusters)
+        if updated is None:
+            return binding, await self._write_status(binding, now, error, affinity_name)
+        # the store bumps the generation exactly when the spec changes
+        generation = (binding.metadata.generation or 0) + (updated.spec != binding.spec)
+        status, changed = self._status(binding, generation, now, error, affinity_name)
+        if status is not None:
+            updated = updated.model_copy(update={"status": status})
+        return await together(updated), changed
+
+    @staticmethod
+    def _status(binding: Binding, generation: int, now: datetime, error: ScheduleError | None,
+                affinity_name: str | None) -> tuple[ResourceBindingStatus | None, bool]:
+        """The status with the ``Scheduled`` condition (and on success the observed
+        generation), None when it already says so; whether the condition changed."""
         v = verdict(error)
         condition = Condition(type=v.type, status=v.status, reason=v.reason, message=v.message)
         conditions = rules.set_condition(binding.status.conditions, condition, now)
         changes: dict[str, object] = {"conditions": conditions}
         if v.status == "True":
-            changes["scheduler_observed_generation"] = binding.metadata.generation or 0
+            changes["scheduler_observed_generation"] = generation
             changes["last_scheduled_time"] = now
         if affinity_name is not None:
             changes["scheduler_observed_affinity_name"] = affinity_name
         if all(getattr(binding.status, name) == value for name, value in changes.items()):
-            return False
-        status = binding.status.model_copy(update=changes)
-        await self._client.update_status(binding.model_copy(update={"status": status}))
+            return None, False
         old = rules.get_condition(binding.status.conditions, v.type)
-        return old is None or (old.status, old.reason, old.message) != (v.status, v.reason, v.message)
+        changed = old is None or (old.status, old.reason, old.message) != (v.status, v.reason, v.message)
+        return binding.status.model_copy(update=changes), changed
+
+    async def _write_status(self, binding: Binding, now: datetime, error: ScheduleError | None,
+                            affinity_name: str | None) -> bool:
+        """Write the ``Scheduled`` condition (and on success the observed generation); whether it changed."""
+        status, changed = self._status(binding, binding.metadata.generation or 0, now, error, affinity_name)
+        if status is not None:
+            await self._client.update_status(binding.model_copy(update={"status": status}))
+        return changed
 
     async def _observe_generation(self, binding: Binding) -> None:
         generation = binding.metadata.generation or 0

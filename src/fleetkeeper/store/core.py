@@ -187,7 +187,8 @@ class Store:
         return new if shared and change.record.revision == revision else change.record.copy()
 
     async def update(
-        self, obj: dict[str, Any], *, subresource: str | None = None, shared: bool = False
+        self, obj: dict[str, Any], *, subresource: str | None = None, shared: bool = False,
+        with_status: bool = False,
     ) -> dict[str, Any]:
         if subresource not in (None, "status"):
             raise errors.BadRequest(f"unknown subresource {subresource!r}")
@@ -204,7 +205,7 @@ class Store:
             if subresource == "status":
                 result = o.prepare_status_update(new, old)
             else:
-                result = o.prepare_update(new, old, key)
+                result = o.prepare_update(new, old, key, with_status=with_status)
             result["metadata"]["resourceVersion"] = str(current.revision)
             if o.same_content(result, old):
                 return old if shared else current.copy()

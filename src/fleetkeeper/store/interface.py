@@ -68,7 +68,9 @@ class StoreProtocol(Protocol):
 
     Reads and writes return the object as a private dict the caller may change; with
     ``shared=True`` they return the store's own parsed dict instead (no copy), which the
-    caller only reads — for in-process callers that decode it at once.
+    caller only reads — for in-process callers that decode it at once. ``with_status``:
+    a main-resource update that stores the given status too, as one change (in-process
+    callers writing a decision and its condition at once; the API has no such write).
     """
 
     @property
@@ -92,7 +94,8 @@ class StoreProtocol(Protocol):
     ) -> ListResult: ...
 
     async def update(
-        self, obj: dict[str, Any], *, subresource: str | None = None, shared: bool = False
+        self, obj: dict[str, Any], *, subresource: str | None = None, shared: bool = False,
+        with_status: bool = False,
     ) -> dict[str, Any]: ...
 
     async def delete(

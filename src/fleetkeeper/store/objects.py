@@ -158,11 +158,13 @@ def _check_finalizers(new_meta: dict[str, Any], old_meta: dict[str, Any], key: K
 _CARRIED = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds")
 
 
-def prepare_update(new: dict[str, Any], old: dict[str, Any], key: Key) -> dict[str, Any]:
+def prepare_update(new: dict[str, Any], old: dict[str, Any], key: Key, *,
+                   with_status: bool = False) -> dict[str, Any]:
     """The object a main-resource update stores (``resourceVersion`` still to be stamped).
 
-    Keeps the stored ``status`` and the system metadata, bumps ``generation`` when a
-    spec-like field changed and refuses new finalizers on a deleting object.
+    Keeps the stored ``status`` (``with_status``: stores ``new``'s) and the system
+    metadata, bumps ``generation`` when a spec-like field changed and refuses new
+    finalizers on a deleting object.
     """
     new_meta, old_meta = new["metadata"], old["metadata"]
     _check_immutable(new_meta, old_meta, key)
@@ -178,6 +180,8 @@ def prepare_update(new: dict[str, Any], old: dict[str, Any], key: Key) -> dict[s
     if _spec_like(new) != _spec_like(old):
         generation += 1
     new_meta["generation"] = generation
+    if with_status:
+        return new
     if "status" in old:
         new["status"] = old["status"]
     else:
