@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import weakref
+from collections.abc import Callable
 from typing import Literal, Protocol
 
 import structlog
@@ -75,12 +76,14 @@ class _Sink:
 
     def __init__(self, client: _Creator) -> None:
         self._client = client
-        self._pending: list[Record] = []
+        #: what was recorded, as functions that build the objects (at write time: building a
+        #: model is a cost the recording reconcile need not pay)
+        self._pending: list[Callable[[], Record]] = []
         self._task: asyncio.Task[None] | None = None
         self.gates: list[Gate] = []
 
-    def put(self, obj: Record) -> None:
-        self._pending.append(obj)
+    def put(self, build: Callable[[], Record]) -> None:
+        self._pending.append(build)
         loop = asyncio.get_running_loop()
         if self._task is None or self._task.done() or self._task.get_loop() is not loop:
             self._task = loop.create_task(self._drain(), name="recorder-sink")
@@ -95,19 +98,22 @@ class _Sink:
             if len(self._pending) <= MAX_DEFERRED:
                 for gate in self.gates:
                     await gate.unloaded()
-            objs, self._pending = self._pending[:CHUNK], self._pending[CHUNK:]
-            await self._write(objs)
+            builds, self._pending = self._pending[:CHUNK], self._pending[CHUNK:]
+            await self._write(builds)
 
-    async def _write(self, objs: list[Record]) -> None:
+    async def _write(self, builds: list[Callable[[], Record]]) -> None:
         try:
             async with batch(self._client):
-                for obj in objs:
+                for build in builds:
+                    obj: Record | None = None
                     try:
+                        obj = build()
                         await self._client.create(obj)
                     except Exception as exc:  # one bad record must not lose the others
-                        _log.warning("record failed", kind=obj.kind, name=obj.name, error=str(exc))
+                        _log.warning("record failed", kind=getattr(obj, "kind", None),
+                                     name=getattr(obj, "name", None), error=str(exc))
         except Exception as exc:  # the transaction itself failed: everything in it is lost
-            _log.warning("records failed", records=len(objs), error=str(exc))
+            _log.warning("records failed", records=len(builds), error=str(exc))
 
 
 _SINKS: weakref.WeakKeyDictionary[object, _Sink] = weakref.WeakKeyDictionary()
@@ -144,34 +150,42 @@ class Recorder:
         return f"{base[:200]}.{micros:x}{digest}"
 
     async def event(self, obj: Resource, type_: EventType, reason: str, message: str) -> None:
-        """Record a Kubernetes Event about ``obj``."""
+        """Record a Kubernetes Event about ``obj`` (its name and time are those of now)."""
         now = self._clock.now()
-        namespace = obj.metadata.namespace or "default"
-        event = core.Event(
-            metadata=ObjectMeta(name=self._name(obj.name, reason + message), namespace=namespace),
-            involved_object=core.ObjectReference(
-                api_version=obj.api_version, kind=obj.kind, name=obj.name,
-                namespace=obj.metadata.namespace, uid=obj.metadata.uid,
-                resource_version=obj.metadata.resource_version,
-            ),
-            reason=reason, message=message, type=type_, count=1,
-            first_timestamp=now, last_timestamp=now, event_time=now,
-            source=core.EventSource(component=self.component), reporting_component=self.component,
-        )
-        self._sink.put(event)
+        meta = obj.metadata
+        name = self._name(obj.name, reason + message)
+        api_version, kind, subject = obj.api_version, obj.kind, obj.name
+        namespace, uid, revision = meta.namespace, meta.uid, meta.resource_version
+        component = self.component
+
+        def build() -> Record:
+            return core.Event(
+                metadata=ObjectMeta(name=name, namespace=namespace or "default"),
+                involved_object=core.ObjectReference(api_version=api_version, kind=kind, name=subject,
+                                                     namespace=namespace, uid=uid, resource_version=revision),
+                reason=reason, message=message, type=type_, count=1,
+                first_timestamp=now, last_timestamp=now, event_time=now,
+                source=core.EventSource(component=component), reporting_component=component,
+            )
+
+        self._sink.put(build)
 
     async def timeline(self, obj: Resource | tl.Subject, action: str, message: str, *,
                        reason: str = "") -> None:
         """Record one failover decision about ``obj`` on the timeline."""
-        subject = obj if isinstance(obj, tl.Subject) else tl.Subject(
-            api_version=obj.api_version, kind=obj.kind, name=obj.name, namespace=obj.metadata.namespace)
-        entry = tl.TimelineEntry(
-            metadata=ObjectMeta(name=self._name("tl", f"{subject.kind}/{subject.namespace}/{subject.name}"
-                                                      f"|{action}|{message}")),
-            time=self._clock.now(), subject=subject, action=action, reason=reason, message=message,
-            component=self.component,
-        )
-        self._sink.put(entry)
+        if isinstance(obj, tl.Subject):
+            of = (obj.api_version, obj.kind, obj.name, obj.namespace)
+        else:
+            of = (obj.api_version, obj.kind, obj.name, obj.metadata.namespace)
+        name = self._name("tl", f"{of[1]}/{of[3]}/{of[2]}|{action}|{message}")
+        now, component = self._clock.now(), self.component
+
+        def build() -> Record:
+            subject = tl.Subject(api_version=of[0], kind=of[1], name=of[2], namespace=of[3])
+            return tl.TimelineEntry(metadata=ObjectMeta(name=name), time=now, subject=subject, action=action,
+                                    reason=reason, message=message, component=component)
+
+        self._sink.put(build)
 
     async def flush(self) -> None:
         """Wait until everything recorded through this recorder's client so far is written."""
