@@ -83,34 +83,26 @@ def _encode(obj: Resource) -> dict[str, Any]:
 _TYPE_META = frozenset(("apiVersion", "kind", "metadata"))
 
 
+def _sections(obj: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in obj.items() if key not in _TYPE_META}
+
+
 def _written(model: type[T], sent: T, data: dict[str, Any], stored: dict[str, Any]) -> T:
     """The stored object as a model, after writing ``data`` (``sent`` encoded); ``stored``
     is the store's shared dict (read, never changed).
 
     The store only fills system metadata and, by subresource, keeps the stored ``status``
-    or ``spec``: when every other section it returns equals what was sent (JSON equality,
-    cheap next to validation), the result is ``sent`` with the stored metadata, and only
-    the metadata is decoded. Otherwise the whole object is decoded. The result shares
-    those sections with ``sent``: neither is to be changed in place after the write (as
-    with objects from informer caches). Otherwise a deep copy is decoded: models of
-    unstructured kinds keep the dicts they are given.
+    or ``spec``. When every other section it returns equals what was sent (JSON equality,
+    cheap next to validation), the result is ``sent`` with the stored metadata — only the
+    metadata is decoded, and the result shares the sections with ``sent``: neither is to
+    be changed in place after the write (as with objects from informer caches).
+    Otherwise a deep copy of ``stored`` is decoded: models of unstructured kinds keep the
+    dicts they are given.
     """
-    if model.API_VERSION and sent.api_version != model.API_VERSION:
-        return _decode(model, json_copy(stored))
-    sections = 0
-    for key, value in stored.items():
-        if key in _TYPE_META:
-            continue
-        if data.get(key, _MISSING) != value:
-            return _decode(model, json_copy(stored))
-        sections += 1
-    if sections != sum(1 for key in data if key not in _TYPE_META):
+    if (model.API_VERSION and sent.api_version != model.API_VERSION) or _sections(stored) != _sections(data):
         return _decode(model, json_copy(stored))
     meta = type(sent.metadata).from_dict(stored["metadata"], path="metadata")
     return sent.model_copy(update={"metadata": meta})
-
-
-_MISSING = object()
 
 
 class LocalClient:

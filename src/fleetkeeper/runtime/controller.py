@@ -107,15 +107,18 @@ class Controller:
         self._metrics: Metrics = metrics if metrics is not None else PrometheusMetrics()
         self._ids = itertools.count(1)
         self._running = False
-        #: on the failover's critical path (see :mod:`~fleetkeeper.runtime.turns`)
-        self.critical = critical
-        #: its turn: 0 critical, 1 dispatch (carries decisions to the members), 2 the others
+        #: its turn (see :mod:`~fleetkeeper.runtime.turns`): 0 critical (the failover's
+        #: decisions), 1 dispatch (carries decisions to the members), 2 the others
         self.tier = CRITICAL if critical else DISPATCH if dispatch else OTHERS
         #: whether this controller's workers wait while earlier tiers are busy (never for critical ones)
         self.wait_turn = wait_turn and not critical
         #: the turns this controller takes part in (its manager's), if any
         self.turns: Turns | None = None
         self._active = 0
+
+    @property
+    def critical(self) -> bool:
+        return self.tier == CRITICAL
 
     @property
     def running(self) -> bool:

@@ -46,11 +46,11 @@ class Runnable(Protocol):
     async def run(self) -> None: ...
 
 
-
 def _controllers_of(runnable: Runnable) -> list[Controller]:
     """The controllers a runnable is, or is made of (its ``controllers`` attribute)."""
     parts = getattr(runnable, "controllers", (runnable,))
     return [part for part in parts if isinstance(part, Controller)]
+
 
 class Manager:
     """Runs shared informers, then plain runnables, then leader-elected ones."""
@@ -72,7 +72,7 @@ class Manager:
         self._elected: list[Runnable] = []
         self._started = asyncio.Event()
         self._running = False
-        #: critical controllers first (see :mod:`~fleetkeeper.runtime.turns`)
+        #: critical controllers first, dispatch next (see :mod:`~fleetkeeper.runtime.turns`)
         self.turns = Turns(clock)
 
     def add(self, runnable: Runnable, *, leader_elected: bool | None = None) -> None:

@@ -19,14 +19,14 @@ order they were recorded, whichever component recorded them. :meth:`Recorder.flu
 waits until everything recorded so far is written (tests; a clean shutdown).
 
 **After the critical path.** A process's manager gives the sink its turns
-(:func:`defer_while`): while the failover's critical controllers are loaded (see
-:mod:`~fleetkeeper.runtime.turns`: dozens of decisions a second), records wait — ten
-thousand bindings moving record twice as many Events and timeline entries, a fifth of
-the work on that path — and are written once the load is gone, in transactions of at
-most :data:`CHUNK`. A handful of decisions is no load: their records are written in
-the next turn, as always. Their
-times are still those of the decisions. At most :data:`MAX_DEFERRED` wait: the oldest
-beyond that are written at once.
+(:func:`defer_while`): while the failover's critical and dispatch controllers are loaded
+(see :mod:`~fleetkeeper.runtime.turns`: dozens of reconciles a second), records wait —
+ten thousand bindings moving record twice as many Events and timeline entries, a fifth
+of the work on that path — and are written once the load is gone, in transactions of
+at most :data:`CHUNK`. A handful of decisions is no load: their records are written in
+the next turn, as always. Names and times are those of the decisions; the objects are
+built when written. At most :data:`MAX_DEFERRED` wait: the oldest beyond that are
+written at once.
 
 Recording never fails the reconcile that records: a write error is logged and
 dropped. Names are derived from the clock and a per-recorder counter (as Kubernetes

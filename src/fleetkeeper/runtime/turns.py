@@ -39,9 +39,9 @@ churn its youngest generation fills with cache objects that are live anyway, and
 collection walks them again — measured with ``fleetkeeper bench failover``, a sixth of
 the rescheduling's time went to collections that found nothing. While critical work is
 in flight the automatic collector is therefore paused (memory is freed by reference
-counting as always; only cycles wait) and resumed once the critical controllers have
-been idle for :data:`GC_RESUME_QUIET` seconds; after :data:`MAX_GC_PAUSE` seconds of
-continuous critical work the young generation is collected regardless.
+counting as always; only cycles wait), from the first critical reconcile until the
+critical and dispatch controllers have been quiet for :data:`GC_RESUME_QUIET` seconds;
+after :data:`MAX_GC_PAUSE` seconds the young generation is collected regardless.
 """
 
 from __future__ import annotations
@@ -109,15 +109,15 @@ class Turns:
 
     def __init__(self, clock: Clock | None = None) -> None:
         self._ranked: list[Critical] = []
-        self._idle: asyncio.Event | None = None
+        #: per waiting tier: set when the tiers before it may have become idle
+        self._idle: dict[int, asyncio.Event] = {}
         #: when the last LOAD_RECONCILES critical and dispatch reconciles finished (monotonic seconds)
         self._recent: deque[float] = deque(maxlen=LOAD_RECONCILES)
         self._clock = clock
-        #: critical reconciles finished so far
+        #: critical and dispatch reconciles finished so far
         self._finished = 0
         #: when this instance paused the collector (monotonic seconds), if it holds it paused
         self._gc_paused_at: float | None = None
-        self._gc_resume: asyncio.Task[None] | None = None
 
     def register(self, controller: Critical) -> None:
         self._ranked.append(controller)
@@ -140,10 +140,9 @@ class Turns:
         while quiet < QUIET_TURNS:
             if self.busy_before(tier):
                 quiet = 0
-                if self._idle is None:
-                    self._idle = asyncio.Event()
-                self._idle.clear()
-                await self._idle.wait()
+                idle = self._idle.setdefault(tier, asyncio.Event())
+                idle.clear()
+                await idle.wait()
             else:
                 quiet += 1
                 await asyncio.sleep(0)
@@ -158,58 +157,43 @@ class Turns:
                 return
             await self._clock.sleep(wait)
 
-    async def settled(self, quiet: float) -> None:
-        """Return once no critical controller has been busy, nor finished a reconcile, for
-        ``quiet`` seconds of the clock."""
-        if self._clock is None:
-            raise RuntimeError("Turns.settled needs the clock given at construction")
-        while True:
-            await self.wait()
-            seen = self._finished
-            await self._clock.sleep(quiet)
-            if seen == self._finished and not self.busy:
-                return
-
     def started(self) -> None:
-        """A critical controller starts a reconcile."""
-        self._collector(True)
+        """A critical controller starts a reconcile: pause the collector (see the module docstring)."""
+        if self._clock is None or self._gc_paused_at is not None:
+            return
+        self._gc_paused_at = self._clock.monotonic()
+        _COLLECTOR.hold(id(self))
+        asyncio.get_running_loop().create_task(self._resume_gc_when_quiet(), name="turns-gc-resume")
 
     def check(self, tier: int = CRITICAL) -> None:
         """A critical or dispatch controller finished a reconcile or stopped: wake the waiters
-        if the tiers they wait for may be idle."""
+        whose earlier tiers may be idle."""
+        self._finished += 1
         if self._clock is not None:
             self._recent.append(self._clock.monotonic())
-        if tier == CRITICAL:
-            self._finished += 1
-            self._collector(self.busy)
-        if self._idle is not None and not self.busy:
-            self._idle.set()  # each waiter looks again at the tiers it waits for
-
-    def _collector(self, busy: bool) -> None:
-        """Pause the automatic collector while critical work goes on (see the module docstring)."""
-        if self._clock is None:
-            return
-        if self._gc_paused_at is None:
-            if busy:
-                self._gc_paused_at = self._clock.monotonic()
-                _COLLECTOR.hold(id(self))
-            return
         if not any(c.running for c in self._ranked if c.tier == CRITICAL):
             self._resume_gc()  # stopped (cancelled, leadership lost): nothing left to pause for
-        elif busy and self._clock.monotonic() - self._gc_paused_at > MAX_GC_PAUSE:
-            self._resume_gc()  # paused long enough: collect the young now; pause again next reconcile
-            gc.collect(0)
-        elif not busy and self._gc_resume is None:
-            self._gc_resume = asyncio.get_running_loop().create_task(self._resume_when_quiet(),
-                                                                     name="turns-gc-resume")
+        for waiting, idle in self._idle.items():
+            if not self.busy_before(waiting):
+                idle.set()
 
-    async def _resume_when_quiet(self) -> None:
-        """Resume the collector once the critical path has been quiet for :data:`GC_RESUME_QUIET`
-        seconds: the pause bridges the short gaps between a decision and the next."""
+    async def _resume_gc_when_quiet(self) -> None:
+        """Resume the collector once no critical or dispatch controller is busy nor finished a
+        reconcile for :data:`GC_RESUME_QUIET` seconds — the pause bridges the short gaps between
+        one decision and the next — or, collecting the young generation first, after
+        :data:`MAX_GC_PAUSE` seconds (the next critical reconcile pauses it again)."""
+        assert self._clock is not None
+        seen = -1
         try:
-            await self.settled(GC_RESUME_QUIET)
+            while (paused_at := self._gc_paused_at) is not None:
+                if self._clock.monotonic() - paused_at > MAX_GC_PAUSE:
+                    gc.collect(0)
+                    return
+                if seen == self._finished and not self.busy_before(OTHERS):
+                    return
+                seen = self._finished
+                await self._clock.sleep(GC_RESUME_QUIET)
         finally:  # cancelled too: never leave the collector paused
-            self._gc_resume = None
             self._resume_gc()
 
     def _resume_gc(self) -> None:

@@ -171,8 +171,8 @@ class SnapshotBuilder:
         memos = self._carried(before, facts)
         self._retire_step()
         if last is not None:
-            self._retired.extend(table for table in last.memos if table and (memos is None or all(
-                table is not kept for kept in memos)))
+            kept = memos or ()
+            self._retired.extend(t for t in last.memos if t and not any(t is k for k in kept))
         self._last = Snapshot(facts.values(), memos=memos)
         return self._last
 
