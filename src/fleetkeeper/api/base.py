@@ -40,10 +40,9 @@ def format_time(value: datetime) -> str:
 
     Cached: every write and copy of an object serializes its timestamps again, and the
     same few instants (creation times, condition transitions) recur all the time."""
-    value = _utc(value)
-    if value.microsecond:
-        return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+    # isoformat of an aware UTC time ends in ``+00:00`` and leaves out zero microseconds
+    # (twice as fast as ``strftime``, which showed in the profiles)
+    return _utc(value).isoformat()[:-6] + "Z"
 
 
 def parse_time(value: str) -> datetime:

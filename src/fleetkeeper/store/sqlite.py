@@ -19,8 +19,11 @@ Why these settings (measured in the stack probe, notes §5): WAL with
 ``synchronous=NORMAL`` commits ~50k single-row transactions/s, survives a killed process
 (the WAL is in the OS before ``COMMIT`` returns) but not a power cut; pass
 ``?synchronous=full`` in the URL to fsync every commit (~7k/s). One connection does
-everything, synchronously on the event loop: statements take microseconds, and with a
-virtual clock nothing may run in threads. The connection checks the stored counter
+every read and write, synchronously on the event loop: statements take microseconds,
+and under a virtual clock what the store answers must not depend on threads. Only the
+WAL checkpoints — copying committed pages into the database file, which changes where
+the bytes are and not what they say — run on a thread of their own
+(:mod:`~fleetkeeper.store.sqlite_checkpoint`). The connection checks the stored counter
 inside every transaction, so a second process writing the same file is detected
 instead of corrupting revisions.
 
@@ -46,6 +49,7 @@ from typing import Any
 from fleetkeeper import errors
 from fleetkeeper.api.scheme import GroupKind
 from fleetkeeper.store.backend import Change, Key, Record
+from fleetkeeper.store.sqlite_checkpoint import LIMIT, Checkpointer, pages_of
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL);
@@ -98,7 +102,7 @@ class SqliteBackend:
         self._slack = history // 10
         db = self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
                                         cached_statements=64)
-        db.execute("PRAGMA journal_mode=WAL")
+        wal = db.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
         db.execute(f"PRAGMA synchronous={level}")
         db.execute("PRAGMA busy_timeout=2000")
         db.execute("PRAGMA cache_size=-65536")
@@ -114,6 +118,10 @@ class SqliteBackend:
         #: every live object: key → (revision, body), as in the ``objects`` table
         self._rows: dict[Key, tuple[int, bytes]] = {
             Key(grp, kind, ns, name): (rev, body) for grp, kind, ns, name, rev, body in db.execute(_ALL)}
+        self._checkpointer: Checkpointer | None = None
+        if wal:  # a file: its WAL is checkpointed off the loop (see sqlite_checkpoint)
+            db.execute(f"PRAGMA wal_autocheckpoint={LIMIT}")
+            self._checkpointer = Checkpointer(path)
 
     def _upgrade(self) -> None:
         db = self._db
@@ -192,6 +200,8 @@ class SqliteBackend:
             raise
         self._revision = last
         self._compacted = compacted
+        if self._checkpointer is not None:
+            self._checkpointer.wrote(pages_of(len(changes), sum(len(c.record.raw) for c in changes)))
         for key, change in final.items():
             if change.type == "DELETED":
                 self._rows.pop(key, None)
@@ -279,6 +289,9 @@ class SqliteBackend:
         return found
 
     async def close(self) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
+            self._checkpointer = None
         self._db.close()
 
 
