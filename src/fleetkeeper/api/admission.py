@@ -18,6 +18,7 @@ belong to the callers that can see them, not here.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Literal, TypeVar
@@ -99,10 +100,24 @@ def _validate_metadata(obj: Resource, errs: FieldErrors) -> None:
     elif meta.namespace:
         errs.invalid_all("metadata.namespace", meta.namespace, validation.dns1123_label(meta.namespace))
     for key, value in (meta.labels or {}).items():
-        errs.invalid_all(f"metadata.labels[{key}]", key, validation.qualified_name(key))
-        errs.invalid_all(f"metadata.labels[{key}]", value, validation.label_value(value))
+        bad_key, bad_value = _key_problems(key), _value_problems(value)
+        if bad_key or bad_value:
+            errs.invalid_all(f"metadata.labels[{key}]", key, bad_key)
+            errs.invalid_all(f"metadata.labels[{key}]", value, bad_value)
     for key in meta.annotations or {}:
-        errs.invalid_all(f"metadata.annotations[{key}]", key, validation.qualified_name(key))
+        if bad_key := _key_problems(key):
+            errs.invalid_all(f"metadata.annotations[{key}]", key, bad_key)
+
+
+# every write checks every label and annotation, and the same few keys and values recur
+@functools.lru_cache(maxsize=4096)
+def _key_problems(key: str) -> tuple[str, ...]:
+    return tuple(validation.qualified_name(key))
+
+
+@functools.lru_cache(maxsize=4096)
+def _value_problems(value: str) -> tuple[str, ...]:
+    return tuple(validation.label_value(value))
 
 
 # --- per-kind rules ------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ a ClusterResourceBinding), exactly like Karmada's queue keys.
 
 **What it does** (level-triggered, Karmada's ``doSchedule``): skip a binding the shared
 cache shows scheduled, observed and without a trigger (the cache is at least as new as
-the event that queued it); otherwise read it afresh, decide
+the event that queued it); otherwise take that cached version (without caches: read it), decide
 whether a trigger fires (:mod:`~fleetkeeper.scheduler.triggers`), run the core
 (:class:`~fleetkeeper.scheduler.core.Scheduler`), then compute the desired object and
 write only what changed: ``spec.clusters`` with the applied-placement annotation (main
@@ -144,6 +144,24 @@ class SchedulingReconciler:
         return self._snapshot
 
     # ---------------------------------------------------------------- reconcile
+    def _cached(self, request: Request) -> Binding | None:
+        assert self._bindings is not None
+        rbs, crbs = self._bindings
+        return rbs.get(str(request)) if request.namespace else crbs.get(request.name)
+
+    async def _read(self, request: Request) -> Binding | None:
+        """The binding as the shared cache has it, None when gone (Karmada's scheduler reads
+        its lister too: the cache holds at least the version whose event queued the
+        request, and a write from an older one fails its resourceVersion check and is
+        retried); without caches, from the store."""
+        if self._bindings is not None:
+            return self._cached(request)
+        model: type[Binding] = ResourceBinding if request.namespace else ClusterResourceBinding
+        try:
+            return await self._client.get(model, request.name, request.namespace)
+        except errors.NotFound:
+            return None
+
     def _settled(self, request: Request) -> bool:
         """The cached binding is ours, scheduled, observed, and no trigger fires: nothing to do.
 
@@ -151,8 +169,7 @@ class SchedulingReconciler:
         that looks settled there needs no read; any later change queues it again."""
         if self._bindings is None:
             return False
-        rbs, crbs = self._bindings
-        cached: Binding | None = rbs.get(str(request)) if request.namespace else crbs.get(request.name)
+        cached = self._cached(request)
         if cached is None or not is_ours(cached, self.scheduler_name) or cached.spec.placement is None:
             return False
         if cached.metadata.deletion_timestamp is not None or request in self.parked:
@@ -165,10 +182,8 @@ class SchedulingReconciler:
     async def reconcile(self, request: Request) -> Result:
         if self._settled(request):
             return Result()
-        model: type[Binding] = ResourceBinding if request.namespace else ClusterResourceBinding
-        try:
-            binding = await self._client.get(model, request.name, request.namespace)
-        except errors.NotFound:
+        binding = await self._read(request)
+        if binding is None:
             self.parked.discard(request)
             return Result()
         if not is_ours(binding, self.scheduler_name):
