@@ -30,10 +30,11 @@ Each build frees :data:`RETIRE_STEP` retired entries instead.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+import orjson
 
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.constants import EFFECT_NO_EXECUTE, EFFECT_NO_SCHEDULE
@@ -98,8 +99,9 @@ def facts_of(cluster: Cluster) -> ClusterFacts:
 
 
 def _topology(cluster: Cluster, apis: frozenset[tuple[str, str]]) -> str:
-    return json.dumps([cluster.name, cluster.labels(), cluster.spec.to_dict(), sorted(apis),
-                       cluster.metadata.deletion_timestamp is not None], sort_keys=True)
+    parts = [cluster.name, cluster.labels(), cluster.spec.to_dict(), sorted(apis),
+             cluster.metadata.deletion_timestamp is not None]
+    return orjson.dumps(parts, option=orjson.OPT_SORT_KEYS).decode()
 
 
 class Snapshot:

@@ -20,6 +20,7 @@ cluster set are unchanged is not moved when clusters join or gain capacity.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -49,9 +50,8 @@ def placement_changed(placement: Placement, applied: str, observed_affinity: str
     """Trigger 1: whether ``placement`` differs from the applied one in a way that matters."""
     if not applied:
         return True
-    try:
-        previous = Placement.model_validate(json.loads(applied))
-    except (ValueError, ValidationError):
+    previous = _applied(applied)
+    if previous is None:
         return False  # an unreadable annotation is ignored, as Karmada does
     if previous == placement:
         return False
@@ -65,6 +65,16 @@ def placement_changed(placement: Placement, applied: str, observed_affinity: str
     now_term = _term(placement.cluster_affinities, observed_affinity)
     then_term = _term(previous.cluster_affinities, observed_affinity)
     return now_term is None or then_term is None or now_term != then_term
+
+
+@functools.lru_cache(maxsize=1024)
+def _applied(annotation: str) -> Placement | None:
+    """The applied-placement annotation, parsed (only read: the bindings of one policy share
+    the text, and the triggers run on every event of every binding)."""
+    try:
+        return Placement.model_validate(json.loads(annotation))
+    except (ValueError, ValidationError):
+        return None
 
 
 def _term(terms: Sequence[ClusterAffinityTerm] | None, name: str) -> ClusterAffinityTerm | None:

@@ -15,10 +15,11 @@ when they read it (``replicas`` 1, ``parallelism`` 1 …).
 
 from __future__ import annotations
 
-import json
 import zlib
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
+
+import orjson
 
 from fleetkeeper.api.constants import safe_encode
 from fleetkeeper.members.simulated.objects import Obj, ObjectKey, ObjectStore
@@ -55,7 +56,7 @@ Reconcile = Callable[[Runtime, Obj], None]
 
 def template_hash(template: dict[str, Any]) -> str:
     """A stable short hash of a pod template (``pod-template-hash`` / revision names)."""
-    return safe_encode(str(zlib.crc32(json.dumps(template, sort_keys=True).encode())))
+    return safe_encode(str(zlib.crc32(orjson.dumps(template, option=orjson.OPT_SORT_KEYS))))
 
 
 def owner_ref(owner: Obj) -> dict[str, Any]:
