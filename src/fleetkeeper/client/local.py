@@ -168,12 +168,18 @@ class LocalClient:
                                                                         with_status=with_status))
         gk, namespace = _gk(model), _namespace(model, obj.metadata.namespace)
         pinned = obj.metadata.resource_version
+        reads_old = self._reads_old is None or self._reads_old(model)
         for _ in range(MAX_RETRIES):
-            # shared: read here, and the write that follows reuses the parse
-            current = await self._store.get(gk, namespace, obj.name, shared=True)
-            admitted = self._admit(obj, self._old(model, current), "UPDATE")
-            data = _encode(admitted)
-            data["metadata"]["resourceVersion"] = pinned or current["metadata"]["resourceVersion"]
+            if pinned and not reads_old:  # neither admission nor the version needs the stored object
+                admitted = self._admit(obj, None, "UPDATE")
+                data = _encode(admitted)
+                data["metadata"]["resourceVersion"] = pinned
+            else:
+                # shared: read here, and the write that follows reuses the parse
+                current = await self._store.get(gk, namespace, obj.name, shared=True)
+                admitted = self._admit(obj, self._old(model, current), "UPDATE")
+                data = _encode(admitted)
+                data["metadata"]["resourceVersion"] = pinned or current["metadata"]["resourceVersion"]
             try:
                 return _written(model, admitted, data, await self._store.update(data, shared=True,
                                                                                 with_status=with_status))
