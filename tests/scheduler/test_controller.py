@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from fleetkeeper import errors
 from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.admission import admit
 from fleetkeeper.api.cluster import Cluster
@@ -374,5 +375,43 @@ def test_a_blocked_predecessor_becomes_a_candidate_exactly_when_its_block_ends()
             await clock.sleep(1)
             await world.settle()
             assert placement_of(await world.rb()) == {"member1": 1}, "the block ended: a candidate again"
+
+    run(main)
+
+
+def test_a_stale_cached_binding_is_never_written_over_a_newer_one() -> None:
+    """The reconciler decides on the shared cache's version (as Karmada's reads its lister);
+    when the store already holds a newer one, the write is refused and nothing is lost."""
+    async def main(clock: VirtualClock) -> None:
+        store = open_store("memory://", clock=clock)
+        client = LocalClient(store, admission=admit, clock=clock)
+        for c in (cluster("member1"), cluster("member2")):
+            created = await client.create(c.model_copy(update={"status": type(c.status)()}))
+            await client.update_status(created.model_copy(update={"status": c.status}))
+        informers = InformerFactory(client, clock=clock)
+        bindings = (informers.informer_for(ResourceBinding), informers.informer_for(ClusterResourceBinding))
+        clusters = informers.informer_for(Cluster)
+        reconciler = SchedulingReconciler(client, clusters, clock=clock, bindings=bindings)
+        task = asyncio.create_task(informers.run())
+        try:
+            await informers.wait_for_sync()
+            await client.create(rb_body(WEIGHTS, replicas=3))
+            await clock.settle()
+            request = Request("default", "nginx-deployment")
+            newer = await client.get(ResourceBinding, "nginx-deployment", "default")
+            newer.spec.replicas = 6
+            await client.update(newer)  # the cache has not seen it: nothing yielded to the informer
+            with pytest.raises(errors.Conflict):
+                await reconciler.reconcile(request)
+            stored = await client.get(ResourceBinding, "nginx-deployment", "default")
+            assert stored.spec.replicas == 6 and not stored.spec.clusters
+            await clock.settle()  # the cache catches up; the retry schedules the newer version
+            await reconciler.reconcile(request)
+            stored = await client.get(ResourceBinding, "nginx-deployment", "default")
+            assert placement_of(stored) == {"member1": 2, "member2": 4}
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            await store.close()
 
     run(main)
