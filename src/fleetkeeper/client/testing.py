@@ -91,8 +91,8 @@ class ClientConformance:
         assert [(d.namespace, d.name) for d in listed] == [("a", "web"), ("b", "web")]
         assert [d.namespace for d in (await client.list(Deployment, "b")).items] == ["b"]
 
-    @pytest.mark.parametrize("absent", ["get", "delete", "update", "patch"],
-                             ids=["getting", "deleting", "updating", "patching"])
+    @pytest.mark.parametrize("absent", ["get", "delete", "update", "pinned", "patch"],
+                             ids=["getting", "deleting", "updating", "updating at a version", "patching"])
     async def test_an_absent_object_is_not_found(self, client: Client, absent: str) -> None:
         with pytest.raises(errors.NotFound):
             if absent == "get":
@@ -101,6 +101,10 @@ class ClientConformance:
                 await client.delete(Deployment, "ghost", "default")
             elif absent == "update":
                 await client.update(deploy("ghost"))
+            elif absent == "pinned":
+                ghost = deploy("ghost")
+                ghost.metadata.resource_version = "7"
+                await client.update(ghost)
             else:
                 await client.patch(Deployment, "ghost", "default", patch={"spec": {"replicas": 2}})
 
