@@ -47,3 +47,24 @@ def test_the_command_prints_one_json_object(tmp_path: Path) -> None:
     assert progress[0] == "setup: registering 3 simulated clusters"
     for line in ("setup: workloads Healthy: 6/6", "member-000 goes down", "rescheduled: 6/6", "applied: 6/6"):
         assert line in progress, out.stderr
+
+
+def test_profile_writes_the_measured_phase_and_marks_the_figures(tmp_path: Path) -> None:
+    target = tmp_path / "failover.html"
+    out = CliRunner().invoke(app, ["bench", "failover", "--bindings", "6", "--clusters", "3", "--quiet",
+                                   "--store", f"sqlite://{tmp_path}/cli.db", "--profile", str(target)])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.stdout)
+    assert doc["profile"] == str(target) and doc["applied"] == 6
+    page = target.read_text()
+    assert page.lstrip().lower().startswith("<!doctype html")
+    assert '"identifier": "_reconcile_one' in page  # the controllers' frames are in it
+
+
+def test_a_profile_in_a_missing_directory_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    out = CliRunner().invoke(app, ["bench", "failover", "--bindings", "6", "--clusters", "3",
+                                   "--store", f"sqlite://{tmp_path}/cli.db",
+                                   "--profile", str(tmp_path / "missing" / "p.txt")], env={"COLUMNS": "250"})
+    assert out.exit_code == 2
+    assert "--profile" in out.output and "is not a directory" in out.output
+    assert not (tmp_path / "cli.db").exists()

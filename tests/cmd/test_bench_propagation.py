@@ -40,3 +40,13 @@ def test_quiet_prints_no_progress(tmp_path: Path) -> None:
     assert out.exit_code == 0, out.output
     assert json.loads(out.stdout)["completed_templates"] == 2
     assert out.stderr == ""
+
+
+def test_profile_writes_a_text_report_of_the_timed_part(tmp_path: Path) -> None:
+    target = tmp_path / "propagation.txt"
+    out = CliRunner().invoke(app, ["bench", "propagation", "--templates", "3", "--clusters", "2", "--quiet",
+                                   "--store", f"sqlite://{tmp_path}/cli.db", "--profile", str(target)])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["profile"] == str(target)
+    report = target.read_text()
+    assert "Recorded:" in report and "_run_once" in report

@@ -10,10 +10,12 @@ and formatting them would be part of what is measured.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -21,7 +23,11 @@ from fleetkeeper.clock import SystemClock
 from fleetkeeper.cmd import logs
 
 if TYPE_CHECKING:
-    from fleetkeeper.cmd.benchkit import Progress
+    from fleetkeeper.cmd.benchkit import Measure, Progress
+
+#: ``--profile``: the measured phase under pyinstrument (HTML for ``.html``/``.htm``, else text)
+PROFILE_HELP = ("write a profile of the measured phase to this file (pyinstrument: HTML when it ends "
+                "in .html, else text); the figures then include the profiler's overhead")
 
 app = typer.Typer(help="Benchmarks (JSON output; figures depend on the machine).", no_args_is_help=True)
 
@@ -38,6 +44,41 @@ def _bench(
 
 def _emit(result: dict[str, object]) -> None:
     typer.echo(json.dumps(result, sort_keys=True))
+
+
+def _profiler(path: Path | None, progress: Progress) -> Measure:
+    """What wraps the measured phase: nothing, or a sampling profiler writing to ``path``."""
+    from fleetkeeper.cmd.benchkit import UNMEASURED
+
+    if path is None:
+        return UNMEASURED
+    try:
+        from pyinstrument import Profiler
+    except ImportError:
+        raise typer.BadParameter("needs pyinstrument (pip install pyinstrument, or ./run test's virtualenv)",
+                                 param_hint="--profile") from None
+    if not path.parent.is_dir():
+        raise typer.BadParameter(f"{path.parent} is not a directory", param_hint="--profile")
+
+    @contextlib.contextmanager
+    def profiled() -> Iterator[None]:
+        # whole-thread sampling, as py-spy does: the event loop's callbacks, not one task's awaits
+        profiler = Profiler(interval=0.001, async_mode="disabled")
+        profiler.start()
+        try:
+            yield
+        finally:
+            profiler.stop()
+            html = path.suffix.lower() in (".html", ".htm")
+            path.write_text(profiler.output_html() if html else profiler.output_text(unicode=True))
+            progress.phase(f"profile of the measured phase written to {path}")
+
+    return profiled
+
+
+def _with_profile(result: dict[str, Any], path: Path | None) -> dict[str, Any]:
+    """Say in the figures that they were taken under the profiler."""
+    return result if path is None else {**result, "profile": str(path)}
 
 
 def _progress(quiet: bool) -> Progress:
@@ -113,14 +154,18 @@ def bench_propagation_cmd(
     clusters: Annotated[int, typer.Option(min=1, max=1000, help="simulated member clusters")] = 10,
     store: Annotated[str | None, typer.Option(help="store URL (default: a throwaway sqlite file)")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress lines on stderr")] = False,
+    profile: Annotated[Path | None, typer.Option(help=PROFILE_HELP)] = None,
 ) -> None:
     """Templates until every Work is applied and Healthy: Works/s through the whole pipeline."""
     from fleetkeeper.cmd.bench_propagation import bench_propagation
 
+    progress = _progress(quiet)
+    measure = _profiler(profile, progress)
     with tempfile.TemporaryDirectory(prefix="fleetkeeper-bench-") as tmp:
         url = store or f"sqlite:///{Path(tmp) / 'bench.db'}"
-        _emit(asyncio.run(bench_propagation(templates=templates, clusters=clusters, store_url=url,
-                                            clock=SystemClock(), progress=_progress(quiet))))
+        _emit(_with_profile(asyncio.run(bench_propagation(
+            templates=templates, clusters=clusters, store_url=url, clock=SystemClock(), progress=progress,
+            measure=measure)), profile))
 
 
 @app.command("failover")
@@ -132,11 +177,15 @@ def bench_failover_cmd(
     limit: Annotated[float, typer.Option(min=1.0,
                                          help="seconds each phase may take before giving up")] = 900.0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress lines on stderr")] = False,
+    profile: Annotated[Path | None, typer.Option(help=PROFILE_HELP)] = None,
 ) -> None:
     """A shared cluster goes down: time until every binding is rescheduled and re-applied elsewhere."""
     from fleetkeeper.cmd.bench_failover import bench_failover
 
+    progress = _progress(quiet)
+    measure = _profiler(profile, progress)
     with tempfile.TemporaryDirectory(prefix="fleetkeeper-bench-") as tmp:
         url = store or f"sqlite:///{Path(tmp) / 'bench.db'}"
-        _emit(asyncio.run(bench_failover(bindings=bindings, clusters=clusters, store_url=url,
-                                         clock=SystemClock(), limit=limit, progress=_progress(quiet))))
+        _emit(_with_profile(asyncio.run(bench_failover(
+            bindings=bindings, clusters=clusters, store_url=url, clock=SystemClock(), limit=limit,
+            progress=progress, measure=measure)), profile))

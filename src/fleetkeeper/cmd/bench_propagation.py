@@ -44,9 +44,11 @@ def _policy(clusters: list[str]) -> PropagationPolicy:
 
 async def bench_propagation(*, templates: int = 1000, clusters: int = 10, store_url: str,
                             clock: Clock, limit: float = 600.0,
-                            progress: benchkit.Progress = benchkit.SILENT) -> dict[str, object]:
+                            progress: benchkit.Progress = benchkit.SILENT,
+                            measure: benchkit.Measure = benchkit.UNMEASURED) -> dict[str, object]:
     """Propagate ``templates`` Deployments to ``clusters`` members; time until all are Healthy
-    (giving up after ``limit`` seconds: ``completed_templates`` then says how far it got)."""
+    (giving up after ``limit`` seconds: ``completed_templates`` then says how far it got;
+    ``measure`` wraps the timed part)."""
     store = open_store(store_url, clock=clock)
     names = [f"member-{i:02d}" for i in range(clusters)]
     members = benchkit.fleet(clock, names, pods=templates)
@@ -65,12 +67,13 @@ async def bench_propagation(*, templates: int = 1000, clusters: int = 10, store_
     started, cpu_started = time.perf_counter(), time.process_time()
     task = asyncio.get_running_loop().create_task(plane.run())
     try:
-        progress.phase(f"propagating to {clusters} clusters each")
-        await benchkit.wait_until(lambda: done.count() >= templates, task, deadline=started + limit,
-                                  report=progress.counting("templates applied and Healthy everywhere",
-                                                           lambda: len(done.finished), templates))
-        seconds = time.perf_counter() - started
-        cpu_seconds = time.process_time() - cpu_started
+        with measure():
+            progress.phase(f"propagating to {clusters} clusters each")
+            await benchkit.wait_until(lambda: done.count() >= templates, task, deadline=started + limit,
+                                      report=progress.counting("templates applied and Healthy everywhere",
+                                                               lambda: len(done.finished), templates))
+            seconds = time.perf_counter() - started
+            cpu_seconds = time.process_time() - cpu_started
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)

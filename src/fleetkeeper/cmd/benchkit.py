@@ -16,8 +16,10 @@ result alone goes to stdout).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 from fleetkeeper.api.builtin import Deployment
 from fleetkeeper.api.cluster import Cluster, ClusterStatus
@@ -65,6 +67,11 @@ class Progress:
 
 #: progress that prints nothing
 SILENT = Progress(None)
+
+#: what wraps a benchmark's measured phase (``fleetkeeper bench … --profile`` profiles it)
+Measure = Callable[[], AbstractContextManager[object]]
+#: the default: nothing around it
+UNMEASURED: Measure = contextlib.nullcontext
 
 
 def fleet(clock: Clock, names: list[str], *, pods: int) -> SimulatedFleet:
@@ -153,5 +160,6 @@ class Completion:
         return len(self.finished)
 
 
-__all__ = ["POLL_SECONDS", "PROGRESS_SECONDS", "SILENT", "Completion", "Progress", "Report", "cluster",
+__all__ = ["POLL_SECONDS", "PROGRESS_SECONDS", "SILENT", "UNMEASURED", "Completion", "Measure", "Progress",
+           "Report", "cluster",
            "deployment", "fleet", "healthy", "register_ready", "wait_until"]
