@@ -230,3 +230,50 @@ def test_dispatch_waits_for_the_critical_tier_and_the_others_wait_for_both() -> 
     log = run_virtual(lambda clock: run_tiers(clock, 10))
     order = [who for _, who, _ in log]
     assert order == ["critical"] * 10 + ["dispatch"] * 10 + ["other"] * 10
+
+
+@dataclass
+class Reports:
+    """A reconciler that works ``seconds`` of the clock per key and notes whether the collector runs."""
+
+    clock: VirtualClock
+    seconds: float
+    seen: list[bool] = field(default_factory=list)
+
+    async def reconcile(self, request: Request) -> Result:
+        self.seen.append(gc.isenabled())
+        await self.clock.sleep(self.seconds)
+        return Result()
+
+
+def test_the_pause_lasts_until_the_work_after_the_decisions_is_done_but_not_for_exempt_work() -> None:
+    """The collection that ends a pause walks all it allocated: it waits for the status
+    reporting that follows the decisions, not for exempt controllers that never stop."""
+    async def main(clock: VirtualClock) -> tuple[list[bool], list[bool], bool]:
+        client = LocalClient(open_store("memory://", clock=clock), clock=clock)
+        manager = Manager(client, clock=clock)
+        critical = manager.controller("critical", Busy(clock, 0.1), workers=1, critical=True)
+        status = Reports(clock, 0.2)  # waits its turn: reports for a while after the decisions
+        reporting = manager.controller("status", status, workers=1)
+        probes = Reports(clock, 0.1)  # exempt (cluster probes): busy throughout
+        probing = manager.controller("probes", probes, workers=1, wait_turn=False)
+        critical.enqueue(Request("", "decision"))
+        for index in range(10):
+            reporting.enqueue(Request("", f"report-{index}"))
+        for index in range(100):
+            probing.enqueue(Request("", f"probe-{index}"))
+        task = asyncio.create_task(manager.run())
+        while len(status.seen) < 10:
+            await clock.sleep(0.05)
+        await clock.sleep(0.2 + GC_RESUME_QUIET * 3)  # the last report, then quiet (the probes go on)
+        after = gc.isenabled()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return status.seen, probes.seen, after
+
+    reports, probes, after = run_virtual(main)
+    assert reports == [False] * 10, "paused while the reports that follow the decision are written"
+    assert len(probes) < 100, "the exempt controller was still busy when the pause ended"
+    assert after is True, "resumed once the controllers that take turns are quiet, probes or not"
+    assert gc.isenabled()

@@ -183,7 +183,7 @@ class Controller:
             finally:
                 self._active -= 1
                 self._queue.done(request)
-                if self.tier < OTHERS and self.turns is not None:
+                if self.turns is not None and (self.tier < OTHERS or self.wait_turn):
                     self.turns.check(self.tier)
             await asyncio.sleep(0)  # everything else takes its turn (see the module notes)
 

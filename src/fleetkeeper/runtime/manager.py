@@ -84,7 +84,7 @@ class Manager:
             leader_elected = bool(getattr(runnable, "needs_leader_election", False))
         for part in _controllers_of(runnable):
             part.turns = self.turns
-            if part.tier < OTHERS:
+            if part.tier < OTHERS or part.wait_turn:  # the exempt ones never hold anything up
                 self.turns.register(part)
         (self._elected if leader_elected else self._plain).append(runnable)
 

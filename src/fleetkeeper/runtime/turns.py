@@ -39,9 +39,13 @@ churn its youngest generation fills with cache objects that are live anyway, and
 collection walks them again — measured with ``fleetkeeper bench failover``, a sixth of
 the rescheduling's time went to collections that found nothing. While critical work is
 in flight the automatic collector is therefore paused (memory is freed by reference
-counting as always; only cycles wait), from the first critical reconcile until the
-critical and dispatch controllers have been quiet for :data:`GC_RESUME_QUIET` seconds;
-after :data:`MAX_GC_PAUSE` seconds the young generation is collected regardless.
+counting as always; only cycles wait), from the first critical reconcile until every
+controller that takes turns — critical, dispatch and those that wait for both, not the
+exempt ones — has been quiet for :data:`GC_RESUME_QUIET` seconds; after
+:data:`MAX_GC_PAUSE` seconds the young generation is collected regardless. The first
+collection after a pause walks everything allocated during it (close to a second after a
+large propagation), so it waits for the end of the status reporting that follows the
+decisions instead of landing in the middle of it.
 """
 
 from __future__ import annotations
@@ -128,7 +132,8 @@ class Turns:
         return self.busy_before(DISPATCH)
 
     def busy_before(self, tier: int) -> bool:
-        """Whether a running controller of a tier before ``tier`` has work ready or in hand."""
+        """Whether a running registered controller of a tier before ``tier`` has work ready or
+        in hand (``OTHERS + 1``: of any tier)."""
         return any(c.tier < tier and c.running and c.busy for c in self._ranked)
 
     async def wait(self, tier: int = OTHERS) -> None:
@@ -166,9 +171,11 @@ class Turns:
         asyncio.get_running_loop().create_task(self._resume_gc_when_quiet(), name="turns-gc-resume")
 
     def check(self, tier: int = CRITICAL) -> None:
-        """A critical or dispatch controller finished a reconcile or stopped: wake the waiters
-        whose earlier tiers may be idle."""
+        """A registered controller finished a reconcile or stopped: for a critical or dispatch
+        one, wake the waiters whose earlier tiers may be idle."""
         self._finished += 1
+        if tier >= OTHERS:
+            return  # counted for the collector's pause only
         if self._clock is not None:
             self._recent.append(self._clock.monotonic())
         if not any(c.running for c in self._ranked if c.tier == CRITICAL):
@@ -178,9 +185,9 @@ class Turns:
                 idle.set()
 
     async def _resume_gc_when_quiet(self) -> None:
-        """Resume the collector once no critical or dispatch controller is busy nor finished a
-        reconcile for :data:`GC_RESUME_QUIET` seconds — the pause bridges the short gaps between
-        one decision and the next — or, collecting the young generation first, after
+        """Resume the collector once no registered controller is busy nor finished a reconcile
+        for :data:`GC_RESUME_QUIET` seconds — the pause bridges the short gaps between one
+        decision and the next — or, collecting the young generation first, after
         :data:`MAX_GC_PAUSE` seconds (the next critical reconcile pauses it again)."""
         assert self._clock is not None
         seen = -1
@@ -189,7 +196,7 @@ class Turns:
                 if self._clock.monotonic() - paused_at > MAX_GC_PAUSE:
                     gc.collect(0)
                     return
-                if seen == self._finished and not self.busy_before(OTHERS):
+                if seen == self._finished and not self.busy_before(OTHERS + 1):
                     return
                 seen = self._finished
                 await self._clock.sleep(GC_RESUME_QUIET)
