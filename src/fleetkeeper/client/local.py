@@ -168,7 +168,7 @@ class LocalClient:
                                                                         with_status=with_status))
         gk, namespace = _gk(model), _namespace(model, obj.metadata.namespace)
         pinned = obj.metadata.resource_version
-        reads_old = self._reads_old is None or self._reads_old(model)
+        reads_old = self._needs_old(model)
         for _ in range(MAX_RETRIES):
             if pinned and not reads_old:  # neither admission nor the version needs the stored object
                 admitted = self._admit(obj, None, "UPDATE")
@@ -283,11 +283,13 @@ class LocalClient:
             )
         return admitted
 
+    def _needs_old(self, model: type[Resource]) -> bool:
+        """Whether admission reads the stored object of this kind."""
+        return self._reads_old is None or self._reads_old(model)
+
     def _old(self, model: type[T], current: dict[str, Any]) -> T | None:
         """The stored object for admission, decoded only when admission reads it."""
-        if self._reads_old is not None and not self._reads_old(model):
-            return None
-        return _decode(model, dict(current))
+        return _decode(model, dict(current)) if self._needs_old(model) else None
 
     def _patched_object(
         self, model: type[T], current: dict[str, Any], patched: Any, subresource: str | None

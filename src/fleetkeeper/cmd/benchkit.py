@@ -161,5 +161,4 @@ class Completion:
 
 
 __all__ = ["POLL_SECONDS", "PROGRESS_SECONDS", "SILENT", "UNMEASURED", "Completion", "Measure", "Progress",
-           "Report", "cluster",
-           "deployment", "fleet", "healthy", "register_ready", "wait_until"]
+           "Report", "cluster", "deployment", "fleet", "healthy", "register_ready", "wait_until"]

@@ -121,6 +121,11 @@ class Controller:
         return self.tier == CRITICAL
 
     @property
+    def takes_turns(self) -> bool:
+        """Critical, dispatch, or waiting for them: the exempt controllers never hold anything up."""
+        return self.tier < OTHERS or self.wait_turn
+
+    @property
     def running(self) -> bool:
         return self._running
 
@@ -162,7 +167,7 @@ class Controller:
                     group.create_task(self._worker(), name=f"{self.name}-worker-{index}")
         finally:
             self._running = False
-            if self.tier < OTHERS and self.turns is not None:
+            if self.turns is not None and self.takes_turns:
                 self.turns.check(self.tier)
             self._log.info("controller stopped")
 
@@ -183,7 +188,7 @@ class Controller:
             finally:
                 self._active -= 1
                 self._queue.done(request)
-                if self.turns is not None and (self.tier < OTHERS or self.wait_turn):
+                if self.turns is not None and self.takes_turns:
                     self.turns.check(self.tier)
             await asyncio.sleep(0)  # everything else takes its turn (see the module notes)
 

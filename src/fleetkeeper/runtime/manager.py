@@ -36,7 +36,7 @@ from fleetkeeper.runtime.informer import ListWatcher
 from fleetkeeper.runtime.leaderelection import LeaderElector
 from fleetkeeper.runtime.ratelimit import RateLimiter
 from fleetkeeper.runtime.reconcile import Reconciler
-from fleetkeeper.runtime.turns import OTHERS, Turns
+from fleetkeeper.runtime.turns import Turns
 
 
 @runtime_checkable
@@ -84,7 +84,7 @@ class Manager:
             leader_elected = bool(getattr(runnable, "needs_leader_election", False))
         for part in _controllers_of(runnable):
             part.turns = self.turns
-            if part.tier < OTHERS or part.wait_turn:  # the exempt ones never hold anything up
+            if part.takes_turns:
                 self.turns.register(part)
         (self._elected if leader_elected else self._plain).append(runnable)
 

@@ -96,7 +96,7 @@ _COLLECTOR = _Collector()
 
 
 class Critical(Protocol):
-    """What turns read of a critical or dispatch controller."""
+    """What turns read of a registered controller (one that takes turns)."""
 
     @property
     def running(self) -> bool: ...
@@ -132,9 +132,13 @@ class Turns:
         return self.busy_before(DISPATCH)
 
     def busy_before(self, tier: int) -> bool:
-        """Whether a running registered controller of a tier before ``tier`` has work ready or
-        in hand (``OTHERS + 1``: of any tier)."""
+        """Whether a running registered controller of a tier before ``tier`` has work ready or in hand."""
         return any(c.tier < tier and c.running and c.busy for c in self._ranked)
+
+    @property
+    def quiet(self) -> bool:
+        """Whether no running registered controller, of any tier, has work ready or in hand."""
+        return not any(c.running and c.busy for c in self._ranked)
 
     async def wait(self, tier: int = OTHERS) -> None:
         """Return once no controller of an earlier tier has been busy for :data:`QUIET_TURNS`
@@ -196,7 +200,7 @@ class Turns:
                 if self._clock.monotonic() - paused_at > MAX_GC_PAUSE:
                     gc.collect(0)
                     return
-                if seen == self._finished and not self.busy_before(OTHERS + 1):
+                if seen == self._finished and self.quiet:
                     return
                 seen = self._finished
                 await self._clock.sleep(GC_RESUME_QUIET)
