@@ -145,10 +145,11 @@ def _deferring(clock: VirtualClock) -> tuple[LocalClient, Manager, Recorder, clu
     return client, manager, Recorder(client, clock, "scheduler"), member1
 
 
-async def _deciding(clock: VirtualClock, keys: int, work: float, *, sample_at: list[float]
-                    ) -> tuple[list[int], list[core.Event]]:
-    """A critical controller with ``keys`` queued, each reconcile recording an Event and then
-    working ``work`` seconds; how many Events are stored at each of ``sample_at``, and all in the end."""
+async def _deciding(clock: VirtualClock, keys: int, work: float, *, sample_at: list[float],
+                    critical: bool = True, wait_turn: bool = True) -> tuple[list[int], list[core.Event]]:
+    """A controller (critical by default) with ``keys`` queued, each reconcile recording an
+    Event and then working ``work`` seconds; how many Events are stored at each of
+    ``sample_at``, and all in the end."""
     client, manager, rec, member1 = _deferring(clock)
 
     async def decide(request: Request) -> Result:
@@ -156,7 +157,8 @@ async def _deciding(clock: VirtualClock, keys: int, work: float, *, sample_at: l
         await clock.sleep(work)
         return Result()
 
-    controller = manager.controller("critical", FuncReconciler(decide), workers=1, critical=True)
+    controller = manager.controller("deciding", FuncReconciler(decide), workers=1, critical=critical,
+                                    wait_turn=wait_turn)
     for index in range(keys):
         controller.enqueue(Request("", f"k{index:03d}"))
     task = asyncio.create_task(manager.run())
@@ -182,6 +184,19 @@ def test_records_wait_while_the_critical_path_is_loaded_and_keep_the_time_of_the
     when = {e.message: e.last_timestamp.isoformat() for e in events if e.last_timestamp is not None}
     assert (when["decided k000"], when["decided k002"]) == ("2026-01-01T00:00:00+00:00",
                                                             "2026-01-01T00:00:00.015625+00:00")
+
+
+def test_records_also_wait_for_the_status_reports_but_not_for_exempt_work() -> None:
+    """Recording comes after every controller that takes turns (a status reporter is one);
+    an exempt controller (cluster probes) never holds records up."""
+    keys, work = 3 * LOAD_RECONCILES, 0.5 / LOAD_RECONCILES
+    done = keys * work
+    reporting, _ = run_virtual(lambda clock: _deciding(clock, keys, work, critical=False,
+                                                       sample_at=[done / 2, done + LOAD_WINDOW + 0.1]))
+    assert reporting[0] <= LOAD_RECONCILES and reporting[1] == keys
+    probing, _ = run_virtual(lambda clock: _deciding(clock, keys, work, critical=False, wait_turn=False,
+                                                     sample_at=[done / 2]))
+    assert probing[0] >= keys // 2 - 1, "written as they come: exempt work is no load"
 
 
 def test_a_few_decisions_are_recorded_at_once() -> None:

@@ -26,11 +26,12 @@ the traffic path (multi-cluster ingress, the load balancer's route sync) are not
 and do not wait either: they are *exempt* (``wait_turn=False``), so failure detection and
 taking a broken cluster out of traffic never queue behind a large rescheduling.
 
-Work that only records what was done waits for the *load* of both tiers instead: the
-recorder's Events and timeline entries (:func:`~fleetkeeper.runtime.recorder.defer_while`)
-are written once the critical and dispatch controllers have finished fewer than
-:data:`LOAD_RECONCILES` reconciles in the last :data:`LOAD_WINDOW` seconds, so a handful
-of decisions is recorded at once and ten thousand are recorded after the moves.
+Work that only records what was done comes last, and waits for the *load* of every tier
+instead: the recorder's Events and timeline entries
+(:func:`~fleetkeeper.runtime.recorder.defer_while`) are written once the controllers that
+take turns have finished fewer than :data:`LOAD_RECONCILES` reconciles in the last
+:data:`LOAD_WINDOW` seconds, so a handful of decisions is recorded at once, and ten
+thousand are recorded after the moves and after the status reports that follow them.
 
 **No collector pauses on the critical path.** A control plane's heap is mostly its
 informer caches: hundreds of thousands of long-lived objects, each write replacing one
@@ -63,7 +64,7 @@ CRITICAL, DISPATCH, OTHERS = 0, 1, 2
 #: reaches the next critical controller a few turns after its write (store → watch → informer
 #: → queue), and without this margin every waiting worker would slip in through that gap
 QUIET_TURNS = 4
-#: critical reconciles within :data:`LOAD_WINDOW` seconds that make the critical path loaded
+#: reconciles (of controllers that take turns) within :data:`LOAD_WINDOW` seconds that make the plane loaded
 LOAD_RECONCILES = 64
 LOAD_WINDOW = 1.0
 #: the longest the automatic garbage collector stays paused for critical work (seconds)
@@ -115,10 +116,10 @@ class Turns:
         self._ranked: list[Critical] = []
         #: per waiting tier: set when the tiers before it may have become idle
         self._idle: dict[int, asyncio.Event] = {}
-        #: when the last LOAD_RECONCILES critical and dispatch reconciles finished (monotonic seconds)
+        #: when the last LOAD_RECONCILES reconciles of any tier finished (monotonic seconds)
         self._recent: deque[float] = deque(maxlen=LOAD_RECONCILES)
         self._clock = clock
-        #: critical and dispatch reconciles finished so far
+        #: reconciles finished so far (any tier that takes turns)
         self._finished = 0
         #: when this instance paused the collector (monotonic seconds), if it holds it paused
         self._gc_paused_at: float | None = None
@@ -157,7 +158,7 @@ class Turns:
                 await asyncio.sleep(0)
 
     async def unloaded(self) -> None:
-        """Return once the critical and dispatch controllers have finished fewer than
+        """Return once the controllers that take turns (any tier) have finished fewer than
         :data:`LOAD_RECONCILES` reconciles in the last :data:`LOAD_WINDOW` seconds (at once
         without a clock)."""
         while self._clock is not None and len(self._recent) == LOAD_RECONCILES:
@@ -178,10 +179,10 @@ class Turns:
         """A registered controller finished a reconcile or stopped: for a critical or dispatch
         one, wake the waiters whose earlier tiers may be idle."""
         self._finished += 1
-        if tier >= OTHERS:
-            return  # counted for the collector's pause only
         if self._clock is not None:
             self._recent.append(self._clock.monotonic())
+        if tier >= OTHERS:
+            return  # counted for the load and the collector's pause only
         if not any(c.running for c in self._ranked if c.tier == CRITICAL):
             self._resume_gc()  # stopped (cancelled, leadership lost): nothing left to pause for
         for waiting, idle in self._idle.items():
