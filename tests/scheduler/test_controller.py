@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -353,6 +354,26 @@ def test_binding_events(old_generation: int | None, new_generation: int, labels:
         old = new.deep_copy()
         old.metadata.generation = old_generation
     assert reconciler().binding_changed(old, new) is woken
+
+
+@pytest.mark.parametrize(("observed", "parked", "deleting", "woken"), [
+    pytest.param(2, False, False, False, id="its own result (an observed generation) does not wake it"),
+    pytest.param(1, False, False, True, id="a generation not observed yet does"),
+    pytest.param(2, True, False, True, id="a parked binding is woken all the same"),
+    pytest.param(2, False, True, True, id="so is a deleting one"),
+])
+def test_a_new_generation_the_scheduler_already_observed_is_not_scheduled_again(
+        observed: int, parked: bool, deleting: bool, woken: bool) -> None:
+    rec = reconciler()
+    old = rb_body({}, replicas=1)
+    old.metadata.generation = 1
+    new = with_status(rb_body({}, replicas=1), scheduler_observed_generation=observed)  # generation 2
+    if deleting:
+        new.metadata.deletion_timestamp = datetime(2026, 1, 1, tzinfo=UTC)
+    if parked:
+        rec.parked.add(Request("default", new.name))
+    assert rec.binding_changed(old, new) is woken
+    assert rec.binding_changed(None, new) is True, "an added binding is always looked at (a restart)"
 
 
 def test_a_blocked_predecessor_becomes_a_candidate_exactly_when_its_block_ends() -> None:

@@ -8,7 +8,8 @@ a ClusterResourceBinding), exactly like Karmada's queue keys.
 
 * a binding is added, or its ``metadata.generation`` changes — if it is ours: the
   scheduler name matches, scheduling is not suspended, and it carries a PP/CPP
-  permanent-id label or ``binding.karmada.io/managed-by``;
+  permanent-id label or ``binding.karmada.io/managed-by`` — except the scheduler's own
+  result coming back (a generation it has already observed: see ``binding_changed``);
 * a cluster starts deleting, or its labels or spec (taints…) change — the bindings whose
   affinity selects it or that are placed on it, when a trigger fires for them or they are
   parked (:mod:`~fleetkeeper.scheduler.fanout`: an index and a queue of its own, off the
@@ -340,12 +341,25 @@ class SchedulingReconciler:
 
     # ---------------------------------------------------------------- event handling
     def binding_changed(self, old: Binding | None, new: Binding | None) -> bool:
-        """Predicate for binding events: ours, and added or with a new generation."""
+        """Predicate for binding events: ours, and added or with a new generation that this
+        scheduler has not observed yet.
+
+        Only the scheduler observes a generation, and it does so in the very change that
+        writes its result: an update whose generation is already observed is that result
+        coming back, and scheduling it again would compute the same (Karmada's scheduler
+        does, for Duplicated bindings; later cluster changes reach it through the cluster
+        fan-out). A binding that is parked or being deleted is still woken."""
         if new is None:
             return False
         if not is_ours(new, self.scheduler_name):
             return False
-        return old is None or old.metadata.generation != new.metadata.generation
+        if old is None:
+            return True
+        generation = new.metadata.generation or 0
+        if old.metadata.generation == generation:
+            return False
+        return (new.status.scheduler_observed_generation != generation
+                or new.metadata.deletion_timestamp is not None or request_of(new) in self.parked)
 
     def bindings_for(self, cluster: Cluster, bindings: Iterable[Binding]) -> list[Request]:
         """The bindings a change of ``cluster`` concerns (Karmada's cluster fan-out)."""
