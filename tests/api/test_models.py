@@ -266,3 +266,21 @@ def test_unstructured_deep_copy_does_not_share_nested_values() -> None:
     assert isinstance(copy, Unstructured)
     copy.field("spec")["template"]["containers"][0]["name"] = "changed"
     assert obj.field("spec")["template"]["containers"][0]["name"] == "c"
+
+
+def test_equality_is_by_fields_within_a_class_and_keeps_extras_in_unstructured_kinds() -> None:
+    doc = {"metadata": {"name": "nginx", "namespace": "default"},
+           "spec": {"resource": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "nginx"},
+                    "replicas": 3, "clusters": [{"name": "member1", "replicas": 3}]}}
+    a, b = work.ResourceBinding.from_dict(doc), work.ResourceBinding.from_dict(doc)
+    assert a == b and a.spec.placement == b.spec.placement and a is not b
+    assert a.spec != b.spec.model_copy(update={"replicas": 2})
+    assert a.spec.clusters != b.spec.model_copy(update={"clusters": []}).clusters
+    cluster_ref = work.ObjectReference(api_version="apps/v1", kind="Deployment", name="nginx")
+    assert a.spec.resource == cluster_ref
+    assert a.spec.resource != work.ObjectReference(api_version="apps/v1", kind="Deployment", name="other")
+    assert (a == "nginx") is False and a != 3
+    kept = Unstructured.for_kind("example.io/v1", "Widget")
+    one = kept.from_dict({"metadata": {"name": "w"}, "spec": {"size": 1}})
+    assert one == kept.from_dict({"metadata": {"name": "w"}, "spec": {"size": 1}})
+    assert one != kept.from_dict({"metadata": {"name": "w"}, "spec": {"size": 2}}), "extra fields count"

@@ -97,6 +97,17 @@ class Model(BaseModel):
         use_enum_values=True,
     )
 
+    def __eq__(self, other: object) -> bool:
+        """Field equality, as pydantic's, with a fast path: controllers compare specs and
+        placements on every watch event, and for two models of one class without extra or
+        private attributes (all of ours but the unstructured kinds) the field dicts decide."""
+        if (type(other) is type(self) and self.__pydantic_extra__ is None
+                and other.__pydantic_extra__ is None
+                and getattr(self, "__pydantic_private__", None) is None
+                and getattr(other, "__pydantic_private__", None) is None):
+            return self.__dict__ == other.__dict__
+        return super().__eq__(other)
+
     def to_dict(self) -> dict[str, Any]:
         """The wire form: camelCase keys, JSON-compatible values, ``None`` omitted."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -89,7 +89,10 @@ class EnqueueMapped(Generic[T]):
 
     def on_update(self, old: T, new: T) -> None:
         if self._predicate is None or self._predicate(old, new):
-            self._enqueue(old, new)
+            if self._map is _own_key:  # an update keeps the name: one key
+                self._enqueue(new)
+            else:
+                self._enqueue(old, new)
 
     def on_delete(self, obj: T) -> None:
         if self._predicate is None or self._predicate(obj, None):
