@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fleetkeeper.api import builtin
 from fleetkeeper.api.meta import Resource
@@ -80,3 +82,26 @@ def test_index_misuse_is_reported(action: str) -> None:
     else:
         with pytest.raises(ValueError):
             store.add_indexer("app", by_app)
+
+
+def by_tiers(obj: Resource) -> list[str]:
+    """Several values per object, some repeated: what a multi-valued index yields."""
+    return [t for t in obj.labels().get("tiers", "").split(".") if t]
+
+
+@given(st.lists(st.tuples(st.sampled_from("abcd"), st.one_of(st.none(), st.lists(st.sampled_from("xyz"),
+                                                                               max_size=3))),
+                max_size=40))
+def test_indices_always_match_a_recomputation_from_the_stored_objects(
+        steps: list[tuple[str, list[str] | None]]) -> None:
+    """Puts (replacing or not, moving values or keeping them) and removes, in any order."""
+    store: Indexer[Resource] = Indexer()
+    store.add_indexer("tiers", by_tiers)
+    for name, tiers in steps:
+        if tiers is None:
+            store.remove(f"default/{name}")
+        else:
+            store.put(cm(name, tiers=".".join(tiers)) if tiers else cm(name))
+        for value in "xyz":
+            expected = sorted(o.key for o in store.list() if value in by_tiers(o))
+            assert store.index_keys("tiers", value) == expected

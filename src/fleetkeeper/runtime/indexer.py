@@ -33,6 +33,8 @@ class Indexer(Generic[T]):
         self._items: dict[str, T] = {}
         self._funcs: dict[str, IndexFunc[T]] = {}
         self._indices: dict[str, dict[str, set[str]]] = {}
+        #: per index, the values each stored key is found under (what a replacement compares to)
+        self._values: dict[str, dict[str, tuple[str, ...]]] = {}
 
     # ------------------------------------------------------------------ reads
     def get(self, key: str) -> T | None:
@@ -68,6 +70,7 @@ class Indexer(Generic[T]):
             raise ValueError(f"index {name!r} already exists")
         self._funcs[name] = fn
         self._indices[name] = {}
+        self._values[name] = {}
         for key, obj in self._items.items():
             self._index_one(name, key, obj)
 
@@ -75,8 +78,6 @@ class Indexer(Generic[T]):
         """Store ``obj`` under its key; return the object it replaced, if any."""
         key = obj.key
         old = self._items.get(key)
-        if old is not None:
-            self._unindex(key, old)
         self._items[key] = obj
         for name in self._funcs:
             self._index_one(name, key, obj)
@@ -86,24 +87,35 @@ class Indexer(Generic[T]):
         """Forget the object under ``key``; return it, if there was one."""
         old = self._items.pop(key, None)
         if old is not None:
-            self._unindex(key, old)
+            for name, index in self._indices.items():
+                for value in self._values[name].pop(key, ()):
+                    self._drop(index, value, key)
         return old
 
     # ------------------------------------------------------------------ internals
     def _index_one(self, name: str, key: str, obj: T) -> None:
+        """Index ``obj`` under ``key``, moving only the values that differ from the version
+        it replaces (most updates change nothing an index looks at)."""
+        values = tuple(self._funcs[name](obj))
+        stored = self._values[name]
+        before = stored.get(key)
+        if values == before:
+            return
         index = self._indices[name]
-        for value in self._funcs[name](obj):
+        for value in before or ():
+            if value not in values:
+                self._drop(index, value, key)
+        for value in values:
             index.setdefault(value, set()).add(key)
+        stored[key] = values
 
-    def _unindex(self, key: str, obj: T) -> None:
-        for name, fn in self._funcs.items():
-            index = self._indices[name]
-            for value in fn(obj):
-                keys = index.get(value)
-                if keys is not None:
-                    keys.discard(key)
-                    if not keys:
-                        del index[value]
+    @staticmethod
+    def _drop(index: dict[str, set[str]], value: str, key: str) -> None:
+        keys = index.get(value)
+        if keys is not None:
+            keys.discard(key)
+            if not keys:
+                del index[value]
 
 
 __all__ = ["IndexFunc", "Indexer"]
