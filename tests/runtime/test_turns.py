@@ -14,7 +14,7 @@ from fleetkeeper.runtime.controller import Controller
 from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.metrics import NoMetrics
 from fleetkeeper.runtime.reconcile import Request, Result
-from fleetkeeper.runtime.turns import GC_RESUME_QUIET, MAX_GC_PAUSE, Turns
+from fleetkeeper.runtime.turns import GC_RESUME_QUIET, GC_THAW, MAX_GC_PAUSE, Turns
 from fleetkeeper.store import open_store
 
 from .helpers import run_virtual
@@ -277,3 +277,45 @@ def test_the_pause_lasts_until_the_work_after_the_decisions_is_done_but_not_for_
     assert len(probes) < 100, "the exempt controller was still busy when the pause ended"
     assert after is True, "resumed once the controllers that take turns are quiet, probes or not"
     assert gc.isenabled()
+
+
+def test_what_a_pause_left_alive_is_frozen_when_it_ends_and_thawed_later_or_by_the_next_pause() -> None:
+    """The first collection after a pause must not walk everything the pause allocated: the
+    survivors are frozen, then go back to the oldest generation (GC_THAW later, or as soon as
+    critical work pauses the collector again)."""
+    async def main(clock: VirtualClock) -> list[tuple[bool, bool]]:
+        client = LocalClient(open_store("memory://", clock=clock), clock=clock)
+        manager = Manager(client, clock=clock)
+        controller = manager.controller("critical", Busy(clock, 0.1), workers=1, critical=True)
+        task = asyncio.create_task(manager.run())
+        states = []
+
+        def state() -> None:
+            states.append((gc.isenabled(), gc.get_freeze_count() > 0))
+
+        controller.enqueue(Request("", "first"))
+        await clock.sleep(0.05)
+        state()  # paused
+        await clock.sleep(GC_RESUME_QUIET * 3)
+        state()  # resumed, frozen
+        controller.enqueue(Request("", "second"))
+        await clock.sleep(0.05)
+        state()  # paused again: thawed
+        await clock.sleep(GC_RESUME_QUIET * 3)
+        state()  # resumed, frozen
+        await clock.sleep(GC_THAW)
+        state()  # thawed by time
+        controller.enqueue(Request("", "third"))
+        await clock.sleep(GC_RESUME_QUIET * 3)
+        state()  # resumed, frozen
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        state()  # stopping thaws
+        return states
+
+    try:
+        assert run_virtual(main) == [(False, False), (True, True), (False, False), (True, True),
+                                     (True, False), (True, True), (True, False)]
+    finally:
+        gc.unfreeze()
