@@ -379,6 +379,48 @@ class ListConformance(StoreFixtures):
                 break
         assert seen == whole
 
+    @pytest.mark.parametrize("labels", [None, "v=1"], ids=["every object", "with a label selector"])
+    async def test_a_continued_list_shows_what_was_there_when_its_first_page_was_cut(
+        self, store: Store, labels: str | None
+    ) -> None:
+        """Kubernetes serves later pages from the first page's revision: objects created,
+        changed or deleted between pages do not show through."""
+        for i in range(6):
+            await store.create(deployment(f"d{i}", namespace="ns", labels={"v": "1"}))
+        first = await store.list(DEPLOY, label_selector=labels, limit=2)
+        cut = first.revision
+        await store.delete(DEPLOY, "ns", "d3")
+        changed = await store.get(DEPLOY, "ns", "d4")
+        changed["metadata"]["labels"] = {"v": "2"}
+        await store.update(changed)
+        await store.create(deployment("d2a", namespace="ns", labels={"v": "1"}))
+        await store.delete(DEPLOY, "ns", "d0")  # on the first page already
+        items = list(first.items)
+        token = first.continue_token
+        for _ in range(10):
+            if token is None:
+                break
+            page = await store.list(DEPLOY, label_selector=labels, limit=2, continue_token=token)
+            assert page.revision == cut
+            items.extend(page.items)
+            token = page.continue_token
+        assert [i["metadata"]["name"] for i in items] == ["d0", "d1", "d2", "d3", "d4", "d5"]
+        assert all(rv(i) <= cut for i in items), "each as it was then, deleted ones too"
+        assert items[4]["metadata"]["labels"] == {"v": "1"}
+        fresh = await store.list(DEPLOY, label_selector=labels)
+        assert [i["metadata"]["name"] for i in fresh.items] == (
+            ["d1", "d2", "d2a", "d4", "d5"] if labels is None else ["d1", "d2", "d2a", "d5"])
+
+    async def test_a_continue_token_older_than_the_history_is_gone(self, opener: Opener) -> None:
+        store = opener(history=5)
+        for i in range(4):
+            await store.create(deployment(f"d{i}"))
+        first = await store.list(DEPLOY, limit=1)
+        for i in range(30):
+            await store.create(deployment(f"e{i:02}"))
+        with pytest.raises(errors.Gone, match="continue"):
+            await store.list(DEPLOY, limit=1, continue_token=first.continue_token)
+
     async def test_a_garbled_continue_token_is_a_bad_request(self, store: Store) -> None:
         with pytest.raises(errors.BadRequest):
             await store.list(DEPLOY, limit=1, continue_token="not-a-token")

@@ -170,10 +170,29 @@ class Store:
         overlay = None
         if batch is not None:
             overlay = {k: r for k, r in batch.overlay.items() if k.group_kind == gk}
+        elif revision < self.revision:  # a later page: the state of the first page's revision
+            overlay = await self._as_of(revision, gk, namespace)
         items, last = await self._lister.page(gk, namespace, labels, fields, after=after,
                                               limit=limit if limit and limit > 0 else None, overlay=overlay)
         token = _encode_token(revision, last) if last is not None else None
         return ListResult(items=items, revision=revision, continue_token=token)
+
+    async def _as_of(self, revision: int, gk: GroupKind, namespace: str | None) -> dict[Key, Record | None]:
+        """What changed since ``revision``, as the records to list instead (``None``: absent
+        then): a continued list shows the state its first page was cut from, as Kubernetes
+        does, or is ``Gone`` once that state has left the history."""
+        try:
+            changes = await self._backend.history(revision, gk, namespace)
+        except errors.Gone:
+            raise errors.Gone(
+                f"the continue token of revision {revision} is too old to list a consistent result; "
+                "list again without it") from None
+        overlay: dict[Key, Record | None] = {}
+        for change in changes:
+            if change.key not in overlay:  # the first change after the revision says what was there
+                overlay[change.key] = (None if change.type == "ADDED"
+                                       else change.prev if change.prev is not None else change.record)
+        return overlay
 
     # ---------------------------------------------------------------- writes
     async def create(self, obj: dict[str, Any], *, shared: bool = False) -> dict[str, Any]:

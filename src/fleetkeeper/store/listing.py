@@ -4,8 +4,10 @@ The backend scans records of one kind sorted by (namespace, name); this module p
 them in chunks until a page is full, so a selective list with a small ``limit`` reads
 only what it needs. The continue point is the (namespace, name) of the last item
 returned; a page carries one whenever more records follow (the next page may then turn
-out empty, as Kubernetes allows). Inside a batch, the owner's staged writes are merged
-in (``overlay``) so it reads its own writes.
+out empty, as Kubernetes allows). Records are merged in over the scan (``overlay``):
+inside a batch, the owner's staged writes, so it reads its own writes; on a later page,
+the state at the first page's revision of whatever changed since (from the history: the
+store's ``_as_of``), so a paged list is one consistent snapshot, as in Kubernetes.
 """
 
 from __future__ import annotations

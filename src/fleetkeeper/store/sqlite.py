@@ -1,13 +1,14 @@
 """The ``sqlite://`` backend: the embedded, durable default (``sqlite:///<state-dir>/state.db``).
 
 Layout: ``objects`` (one row per live object: key, revision, JSON body), ``events``
-(one row per revision: the change and, for MODIFIED, where the previous body is, so a
-resumed watch with a selector can tell "stopped matching"), and ``meta`` (the revision
+(one row per revision: the change and, for MODIFIED and DELETED, where the previous body
+is, so a resumed watch with a selector can tell "stopped matching" and a continued list
+can show what its first page saw), and ``meta`` (the revision
 counter and the compaction boundary). A commit is one ``BEGIN IMMEDIATE … COMMIT`` that
 writes all three, so after a crash the file holds exactly the acknowledged writes and
 the counter never goes backwards.
 
-The previous body of a MODIFIED change is the body of an earlier event, so the row
+The previous body of a MODIFIED or DELETED change is the body of an earlier event, so the row
 names that event (``prev_rev``) instead of repeating it: bodies are most of what a
 commit writes, and a second copy of each made commits about 40% slower. Compaction
 keeps the rows that later events name; a previous state already compacted away when
@@ -220,7 +221,7 @@ class SqliteBackend:
             expected += 1
             final[change.key] = change
             prev, prev_rev = None, None
-            if change.type == "MODIFIED" and change.prev is not None:
+            if change.type != "ADDED" and change.prev is not None:
                 if change.prev.revision > self._compacted:
                     prev_rev = change.prev.revision  # its row is there, and compaction keeps it
                 else:
