@@ -163,14 +163,18 @@ class Client:
     #: when the dnsDown and dnsUp commands returned
     down_at: float = 0.0
     up_at: float = 0.0
+    #: set to stop sending; ``run`` then returns once the requests in flight are answered
+    stopped: bool = False
 
     async def run(self, seconds: float) -> None:
         async with httpx.AsyncClient(timeout=5.0, trust_env=False) as client:
             tasks = []
             for _ in range(int(seconds / INTERVAL)):
+                if self.stopped:
+                    break
                 tasks.append(asyncio.get_running_loop().create_task(self._one(client)))
                 await asyncio.sleep(INTERVAL)
-            await asyncio.gather(*tasks)
+            await asyncio.gather(*tasks)  # before the client closes: a closed client fails them
 
     async def _one(self, client: httpx.AsyncClient) -> None:
         sent = time.monotonic()
@@ -235,7 +239,7 @@ async def drill(plane: Plane, url: str) -> Client:
         client.up_at = await fault(plane, "dnsUp")
         await asyncio.sleep(SUCCESS_THRESHOLD + 2 * DETECT_PERIOD + 6)
     finally:
-        load.cancel()
+        client.stopped = True
         await asyncio.gather(load, return_exceptions=True)
     return client
 
