@@ -28,6 +28,7 @@ from fleetkeeper.api.work import ResourceBinding
 from fleetkeeper.clock import Clock
 from fleetkeeper.cmd.app import ControlPlane
 from fleetkeeper.members.simulated import SimulatedFleet
+from fleetkeeper.runtime.handler import FuncHandler
 from fleetkeeper.runtime.informer import Informer
 
 #: how often the waiting loops look at the caches
@@ -139,24 +140,24 @@ async def wait_until(check: Callable[[], bool], plane: asyncio.Task[None], *, de
 
 
 class Completion:
-    """Bindings of the plane's cache that satisfy ``done``, counted as they change."""
+    """Bindings of the plane's cache that satisfy ``done``, noted as their changes arrive (a
+    handler on the shared cache: nothing is decoded again, nothing walks the cache), and the
+    moment (``time.perf_counter``) the latest of them got there."""
 
     def __init__(self, bindings: Informer[ResourceBinding], done: Callable[[ResourceBinding], bool]) -> None:
-        self._bindings = bindings
         self._done = done
         self.finished: set[str] = set()
-        self._seen: dict[str, str | None] = {}
+        self.last_at: float | None = None
+        bindings.add_handler(FuncHandler(self._note))  # what is cached already is replayed
+
+    def _note(self, old: ResourceBinding | None, new: ResourceBinding | None) -> None:
+        """A finished binding is not looked at again."""
+        if new is not None and new.key not in self.finished and self._done(new):
+            self.finished.add(new.key)
+            self.last_at = time.perf_counter()
 
     def count(self) -> int:
-        """How many bindings are done now (a finished binding is not looked at again)."""
-        for key in self._bindings.keys():  # noqa: SIM118 - an informer, not a dict
-            if key in self.finished:
-                continue
-            found = self._bindings.get(key)
-            if found is not None and self._seen.get(key) != found.metadata.resource_version:
-                self._seen[key] = found.metadata.resource_version
-                if self._done(found):
-                    self.finished.add(key)
+        """How many bindings are done now."""
         return len(self.finished)
 
 
