@@ -16,6 +16,7 @@ asks first. This is a helper module, not a controller.
 from __future__ import annotations
 
 import contextlib
+import functools
 import uuid
 
 from fleetkeeper.api import constants
@@ -35,8 +36,10 @@ WORKS_BY_NAMESPACE = "namespace"
 _ID_NAMESPACE = uuid.UUID("5c1f1d6e-0b4e-4a43-9d39-6a8f3e2b7c10")
 
 
+@functools.lru_cache(maxsize=16384)
 def derive_id(*parts: str) -> str:
-    """A permanent id derived from stable inputs (a uid, a name): the same every run."""
+    """A permanent id derived from stable inputs (a uid, a name): the same every run (and
+    remembered: the binding controller derives every Work's id on every pass)."""
     return str(uuid.uuid5(_ID_NAMESPACE, "/".join(parts)))
 
 
