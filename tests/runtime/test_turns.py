@@ -13,8 +13,8 @@ from fleetkeeper.clock import VirtualClock
 from fleetkeeper.runtime.controller import Controller
 from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.metrics import NoMetrics
-from fleetkeeper.runtime.reconcile import Request, Result
-from fleetkeeper.runtime.turns import GC_RESUME_QUIET, GC_THAW, MAX_GC_PAUSE, Turns
+from fleetkeeper.runtime.reconcile import FuncReconciler, Request, Result
+from fleetkeeper.runtime.turns import GC_RESUME_QUIET, MAX_GC_PAUSE, Turns
 from fleetkeeper.store import open_store
 
 from .helpers import run_virtual
@@ -192,12 +192,37 @@ def test_a_short_gap_between_critical_reconciles_keeps_the_collector_paused() ->
     assert run_virtual(main) == [False] * 5 + [True]
 
 
-def test_a_long_critical_stretch_still_collects_the_young_generation() -> None:
-    busy, _, _ = run_virtual(lambda clock: run_busy(clock, 4, MAX_GC_PAUSE / 2 + 1, then=1.0))
-    assert [enabled for _, enabled in busy.seen[1:]] == [False] * 3
-    counts = busy.collections
-    assert counts[1] == counts[0], "no collection while paused"
-    assert counts[2] > counts[1], "a young collection once the pause ran out (t > MAX_GC_PAUSE)"
+def test_a_long_critical_stretch_ends_its_pause_after_the_limit_and_starts_another() -> None:
+    """At MAX_GC_PAUSE the pause ends (what it left alive promoted, unwalked) and the next
+    critical reconcile starts another."""
+    async def main(clock: VirtualClock) -> tuple[list[bool], list[int | None]]:
+        kept: list[Survivor] = []
+        paused: list[bool] = []
+
+        async def long(request: Request) -> Result:
+            paused.append(not gc.isenabled())
+            kept.append(Survivor())
+            await clock.sleep(MAX_GC_PAUSE / 2 + 1)
+            return Result()
+
+        client = LocalClient(open_store("memory://", clock=clock), clock=clock)
+        manager = Manager(client, clock=clock)
+        controller = manager.controller("critical", FuncReconciler(long), workers=1, critical=True)
+        for index in range(3):
+            controller.enqueue(Request("", f"key-{index}"))
+        task = asyncio.create_task(manager.run())
+        await clock.sleep(MAX_GC_PAUSE + 30)  # past the limit, in the third reconcile
+        generations = [_generation_of(k) for k in kept]
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return paused, generations
+
+    before = gc.get_stats()[2]["collections"]
+    paused, generations = run_virtual(main)
+    assert paused == [True, True, True], "paused in every reconcile, the third in a new pause"
+    assert generations[:2] == [2, 2], "the first pause's survivors promoted when it ran out"
+    assert gc.get_stats()[2]["collections"] == before, "by no full collection"
 
 
 def test_the_collector_stays_off_if_it_was_off_already() -> None:
@@ -279,43 +304,49 @@ def test_the_pause_lasts_until_the_work_after_the_decisions_is_done_but_not_for_
     assert gc.isenabled()
 
 
-def test_what_a_pause_left_alive_is_frozen_when_it_ends_and_thawed_later_or_by_the_next_pause() -> None:
-    """The first collection after a pause must not walk everything the pause allocated: the
-    survivors are frozen, then go back to the oldest generation (GC_THAW later, or as soon as
-    critical work pauses the collector again)."""
-    async def main(clock: VirtualClock) -> list[tuple[bool, bool]]:
-        client = LocalClient(open_store("memory://", clock=clock), clock=clock)
-        manager = Manager(client, clock=clock)
-        controller = manager.controller("critical", Busy(clock, 0.1), workers=1, critical=True)
-        task = asyncio.create_task(manager.run())
-        states = []
+class Survivor:
+    """An object made during a pause and kept alive (tracked by the collector)."""
 
-        def state() -> None:
-            states.append((gc.isenabled(), gc.get_freeze_count() > 0))
 
-        controller.enqueue(Request("", "first"))
-        await clock.sleep(0.05)
-        state()  # paused
-        await clock.sleep(GC_RESUME_QUIET * 3)
-        state()  # resumed, frozen
-        controller.enqueue(Request("", "second"))
-        await clock.sleep(0.05)
-        state()  # paused again: thawed
-        await clock.sleep(GC_RESUME_QUIET * 3)
-        state()  # resumed, frozen
-        await clock.sleep(GC_THAW)
-        state()  # thawed by time
-        controller.enqueue(Request("", "third"))
-        await clock.sleep(GC_RESUME_QUIET * 3)
-        state()  # resumed, frozen
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        state()  # stopping thaws
-        return states
+def _generation_of(obj: object) -> int | None:
+    return next((g for g in range(3) if any(o is obj for o in gc.get_objects(generation=g))), None)
 
+
+async def _pause_and_keep(clock: VirtualClock, kept: list[Survivor], *, then: float) -> None:
+    """A critical reconcile that makes a Survivor, then ``then`` seconds of the plane."""
+    async def make(request: Request) -> Result:
+        kept.append(Survivor())
+        await clock.sleep(0.1)
+        return Result()
+
+    client = LocalClient(open_store("memory://", clock=clock), clock=clock)
+    manager = Manager(client, clock=clock)
+    controller = manager.controller("critical", FuncReconciler(make), workers=1, critical=True)
+    controller.enqueue(Request("", "one"))
+    task = asyncio.create_task(manager.run())
+    await clock.sleep(then)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+def test_what_a_pause_left_alive_goes_to_the_oldest_generation_unwalked_when_it_ends() -> None:
+    """The first collection after a pause must not walk everything the pause allocated."""
+    kept: list[Survivor] = []
+    before = gc.get_stats()[2]["collections"]
+    run_virtual(lambda clock: _pause_and_keep(clock, kept, then=GC_RESUME_QUIET * 4))
+    assert gc.isenabled() and gc.get_freeze_count() == 0, "resumed, nothing left frozen"
+    assert _generation_of(kept[0]) == 2, "promoted to the oldest generation"
+    assert gc.get_stats()[2]["collections"] == before, "by no full collection"
+
+
+def test_objects_someone_else_froze_stay_frozen_when_a_pause_ends() -> None:
+    theirs = [Survivor()]
+    gc.freeze()
     try:
-        assert run_virtual(main) == [(False, False), (True, True), (False, False), (True, True),
-                                     (True, False), (True, True), (True, False)]
+        kept: list[Survivor] = []
+        run_virtual(lambda clock: _pause_and_keep(clock, kept, then=GC_RESUME_QUIET * 4))
+        assert gc.get_freeze_count() > 0 and _generation_of(theirs[0]) is None, "still frozen"
+        assert _generation_of(kept[0]) != 2, "the pause's own objects are left young"
     finally:
         gc.unfreeze()

@@ -42,15 +42,16 @@ the rescheduling's time went to collections that found nothing. While critical w
 in flight the automatic collector is therefore paused (memory is freed by reference
 counting as always; only cycles wait), from the first critical reconcile until every
 controller that takes turns — critical, dispatch and those that wait for both, not the
-exempt ones — has been quiet for :data:`GC_RESUME_QUIET` seconds; after
-:data:`MAX_GC_PAUSE` seconds the young generation is collected regardless. What the pause
-left alive is then frozen (``gc.freeze``) before the collector resumes: the first
-collection would otherwise walk everything allocated during the pause — a second, finding
-nothing, after a thousand Deployments propagated — and a failover starting then would wait
-for it. :data:`GC_THAW` seconds later, or when critical work pauses the collector again,
-those objects go back to the oldest generation (``gc.unfreeze``, which walks nothing),
-where full collections look at them as at any long-lived object. Stopping (cancelled,
-leadership lost) resumes the collector without freezing.
+exempt ones — has been quiet for :data:`GC_RESUME_QUIET` seconds, or for at most
+:data:`MAX_GC_PAUSE` seconds (the next critical reconcile then starts another pause).
+When a pause ends, what it left alive is moved to the oldest generation without being
+walked (``gc.freeze`` then ``gc.unfreeze``), as if it had survived the young collections
+it skipped: otherwise the first collection walks everything allocated during the pause
+— a second after a thousand Deployments propagated, over four seconds after ten thousand
+bindings were set up, finding nothing either time — and a failover starting then waits
+for it. Cycles the burst left (measured: none) are found by the full collections that
+follow, as for any long-lived object. Objects someone else froze stay frozen: a pause
+then ends with the collector's young generation as it is.
 """
 
 from __future__ import annotations
@@ -71,12 +72,10 @@ QUIET_TURNS = 4
 #: reconciles (of controllers that take turns) within :data:`LOAD_WINDOW` seconds that make the plane loaded
 LOAD_RECONCILES = 64
 LOAD_WINDOW = 1.0
-#: the longest the automatic garbage collector stays paused for critical work (seconds)
+#: the longest one pause of the automatic garbage collector lasts (seconds)
 MAX_GC_PAUSE = 120.0
 #: how long the critical path must be quiet before the collector resumes (seconds)
 GC_RESUME_QUIET = 0.25
-#: how long what a pause left alive stays frozen after it (seconds; see the module notes)
-GC_THAW = 60.0
 
 
 class _Collector:
@@ -85,41 +84,21 @@ class _Collector:
     def __init__(self) -> None:
         self._holders: set[int] = set()
         self._paused_by_us = False
-        #: the freeze in effect (see :meth:`release`), 0 when none
-        self._frozen = 0
-        self._freezes = 0
 
     def hold(self, holder: int) -> None:
         if not self._holders and gc.isenabled():
-            self.thaw()
             gc.disable()
             self._paused_by_us = True
         self._holders.add(holder)
 
-    def release(self, holder: int, *, freeze: bool = False) -> int:
-        """Resume the collector when the last holder lets go. With ``freeze``, what the
-        pause left alive goes to the permanent generation first (``gc.freeze``), so the
-        first collection does not walk it all; the token returned (0: nothing frozen)
-        undoes that with :meth:`thaw`."""
+    def release(self, holder: int) -> None:
         self._holders.discard(holder)
-        if self._holders or not self._paused_by_us:
-            return 0
-        self._paused_by_us = False
-        token = 0
-        if freeze:
-            gc.freeze()
-            self._freezes += 1
-            token = self._frozen = self._freezes
-        gc.enable()
-        return token
-
-    def thaw(self, token: int = 0) -> None:
-        """Put what a freeze kept back into the oldest generation (``gc.unfreeze``, no walk),
-        where full collections look at it as at any long-lived object; with a token, only
-        if that freeze is still the one in effect."""
-        if self._frozen and token in (0, self._frozen):
-            gc.unfreeze()
-            self._frozen = 0
+        if not self._holders and self._paused_by_us:
+            self._paused_by_us = False
+            if gc.get_freeze_count() == 0:  # nobody else's frozen objects to let go of
+                gc.freeze()  # what the pause left alive, young as it is, to the oldest
+                gc.unfreeze()  # generation: neither call walks the objects
+            gc.enable()
 
 
 _COLLECTOR = _Collector()
@@ -152,8 +131,6 @@ class Turns:
         self._finished = 0
         #: when this instance paused the collector (monotonic seconds), if it holds it paused
         self._gc_paused_at: float | None = None
-        #: the token of the last freeze this instance made (see ``_Collector.release``)
-        self._frozen = 0
 
     def register(self, controller: Critical) -> None:
         self._ranked.append(controller)
@@ -216,7 +193,6 @@ class Turns:
             return  # counted for the load and the collector's pause only
         if not any(c.running for c in self._ranked if c.tier == CRITICAL):
             self._resume_gc()  # stopped (cancelled, leadership lost): nothing left to pause for
-            _COLLECTOR.thaw(self._frozen)
         for waiting, idle in self._idle.items():
             if not self.busy_before(waiting):
                 idle.set()
@@ -224,39 +200,31 @@ class Turns:
     async def _resume_gc_when_quiet(self) -> None:
         """Resume the collector once no registered controller is busy nor finished a reconcile
         for :data:`GC_RESUME_QUIET` seconds — the pause bridges the short gaps between one
-        decision and the next — or, collecting the young generation first, after
-        :data:`MAX_GC_PAUSE` seconds (the next critical reconcile pauses it again)."""
+        decision and the next — or after :data:`MAX_GC_PAUSE` seconds (the next critical
+        reconcile pauses it again)."""
         assert self._clock is not None
         seen = -1
-        frozen = 0
         try:
             while (paused_at := self._gc_paused_at) is not None:
                 if self._clock.monotonic() - paused_at > MAX_GC_PAUSE:
-                    gc.collect(0)
                     return
                 if seen == self._finished and self.quiet:
-                    frozen = self._frozen = self._resume_gc(freeze=True)
-                    break
+                    return
                 seen = self._finished
                 await self._clock.sleep(GC_RESUME_QUIET)
-            if frozen:
-                await self._clock.sleep(GC_THAW)
-        finally:  # cancelled too: never leave the collector paused, nor the pause's objects frozen
+        finally:  # cancelled too: never leave the collector paused
             self._resume_gc()
-            _COLLECTOR.thaw(frozen)
 
-    def _resume_gc(self, *, freeze: bool = False) -> int:
-        if self._gc_paused_at is None:
-            return 0
-        self._gc_paused_at = None
-        return _COLLECTOR.release(id(self), freeze=freeze)
+    def _resume_gc(self) -> None:
+        if self._gc_paused_at is not None:
+            self._gc_paused_at = None
+            _COLLECTOR.release(id(self))
 
 
 __all__ = [
     "CRITICAL",
     "DISPATCH",
     "GC_RESUME_QUIET",
-    "GC_THAW",
     "LOAD_RECONCILES",
     "LOAD_WINDOW",
     "MAX_GC_PAUSE",
