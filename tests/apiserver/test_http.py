@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 import pytest
 
-from .helpers import AGENT, Api
+from .helpers import AGENT, Api, close_api, open_api
 
 CLUSTERS = "/apis/cluster.karmada.io/v1alpha1/clusters"
 DEPLOYS = "/apis/apps/v1/namespaces/default/deployments"
@@ -124,6 +124,24 @@ async def test_limit_and_continue_page_through_a_list(api: Api) -> None:
     token = first["metadata"]["continue"]
     rest = (await api.http.get(CLUSTERS, params={"limit": "10", "continue": token})).json()
     assert [i["metadata"]["name"] for i in first["items"] + rest["items"]] == [f"m{i}" for i in range(5)]
+
+
+async def test_a_continue_token_older_than_the_history_is_410_expired_as_kubectl_expects() -> None:
+    """client-go's pager lists again from scratch on ``410`` with reason ``Expired``."""
+    api = await open_api(history=5)
+    try:
+        for i in range(3):
+            await api.http.post(CLUSTERS, json=cluster(f"m{i}"))
+        first = (await api.http.get(CLUSTERS, params={"limit": "1"})).json()
+        for i in range(3, 30):
+            await api.http.post(CLUSTERS, json=cluster(f"m{i}"))
+        stale = await api.http.get(CLUSTERS, params={"limit": "1", "continue": first["metadata"]["continue"]})
+        assert stale.status_code == 410
+        status = stale.json()
+        assert (status["kind"], status["reason"], status["code"]) == ("Status", "Expired", 410)
+        assert "continue" in status["message"]
+    finally:
+        await close_api(api)
 
 
 async def test_delete_of_an_object_with_finalizers_answers_202(api: Api) -> None:
