@@ -126,14 +126,14 @@ class _Probe:
                 self.seen_after_added = (self._clock.now() - taint.time_added).total_seconds()
 
     def _binding(self, old: ResourceBinding | None, new: ResourceBinding | None) -> None:
-        if not self.armed or new is None:
-            return
+        if not self.armed or new is None or new.key in self.rescheduled:
+            return  # a rescheduled binding's later changes are not looked at
         targets = {t.name: t.replicas for t in new.spec.clusters or ()}
         if FAILED in targets:
             return
         now = self._clock.monotonic()
         self.evicted.setdefault(new.key, now)
-        if sum(targets.values()) != new.spec.replicas or new.key in self.rescheduled:
+        if sum(targets.values()) != new.spec.replicas:
             return
         self.rescheduled[new.key] = now
         name = new.spec.resource.name
