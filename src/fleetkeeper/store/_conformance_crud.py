@@ -24,6 +24,7 @@ from fleetkeeper.store._conformance_base import (
     summary,
     take,
 )
+from fleetkeeper.store.listing import CHUNK
 from fleetkeeper.store.objects import generated_name
 
 
@@ -410,6 +411,26 @@ class ListConformance(StoreFixtures):
         fresh = await store.list(DEPLOY, label_selector=labels)
         assert [i["metadata"]["name"] for i in fresh.items] == (
             ["d1", "d2", "d2a", "d4", "d5"] if labels is None else ["d1", "d2", "d2a", "d5"])
+
+    async def test_a_continued_list_stays_consistent_across_scan_chunks(self, store: Store) -> None:
+        """Changes in several of the chunks a later page is read in (CHUNK records each)."""
+        names = [f"d{i:03}" for i in range(CHUNK * 2 + 40)]
+        async with store.batch():
+            for name in names:
+                await store.create(deployment(name))
+        first = await store.list(DEPLOY, limit=1)
+        await store.delete(DEPLOY, "default", names[CHUNK + 3])
+        await store.create(deployment(names[CHUNK * 2 + 10] + "x"))
+        await store.delete(DEPLOY, "default", names[-1])
+        seen = [i["metadata"]["name"] for i in first.items]
+        token = first.continue_token
+        for _ in range(20):
+            if token is None:
+                break
+            page = await store.list(DEPLOY, limit=CHUNK - 1, continue_token=token)
+            seen.extend(i["metadata"]["name"] for i in page.items)
+            token = page.continue_token
+        assert seen == names
 
     async def test_a_continue_token_older_than_the_history_is_gone(self, opener: Opener) -> None:
         store = opener(history=5)

@@ -7,7 +7,8 @@ returned; a page carries one whenever more records follow (the next page may the
 out empty, as Kubernetes allows). Records are merged in over the scan (``overlay``):
 inside a batch, the owner's staged writes, so it reads its own writes; on a later page,
 the state at the first page's revision of whatever changed since (from the history: the
-store's ``_as_of``), so a paged list is one consistent snapshot, as in Kubernetes.
+store's ``_as_of``), so a paged list is one consistent snapshot, as in Kubernetes. They
+are merged chunk by chunk, so a page with a limit still reads only what it needs.
 """
 
 from __future__ import annotations
@@ -55,21 +56,24 @@ class Lister:
         overlay: dict[Key, Record | None] | None = None,
     ) -> tuple[list[dict[str, Any]], tuple[str, str] | None]:
         """The page of matching objects and where the next page starts (``None``: the end)."""
-        if overlay:
-            records = await self._merged(gk, namespace, after, overlay)
-            return self._page(records, labels, fields, limit, full=False)
-        if limit is None:
+        pending = _pending(overlay, namespace, after)
+        if limit is None and not pending:
             records = await self._backend.scan(gk, namespace, after=after)
             return self._page(records, labels, fields, None, full=False)
         items: list[dict[str, Any]] = []
-        chunk = max(CHUNK, limit + 1)
+        chunk = None if limit is None else max(CHUNK, limit + 1)
         for _ in range(1 << 30):  # bounded by the number of records
             records = await self._backend.scan(gk, namespace, after=after, limit=chunk)
-            page, last = self._page(records, labels, fields, limit - len(items), full=len(records) == chunk)
+            full = len(records) == chunk
+            end = _position(records[-1].obj) if full else None
+            if pending:  # the overlay's records up to the end of this chunk, merged in
+                records, pending = _merge(records, pending, end)
+            page, last = self._page(records, labels, fields, None if limit is None else limit - len(items),
+                                    full=full)
             items.extend(page)
-            if last is not None or len(records) < chunk:
+            if last is not None or end is None:
                 return items, last
-            after = _position(records[-1].obj)
+            after = end
         return items, None  # pragma: no cover
 
     @staticmethod
@@ -88,22 +92,37 @@ class Lister:
                 return items, _position(record.obj) if more else None
         return items, None
 
-    async def _merged(
-        self, gk: GroupKind, namespace: str | None, after: tuple[str, str] | None,
-        overlay: dict[Key, Record | None],
-    ) -> list[Record]:
-        by_position = {_position(r.obj): r for r in await self._backend.scan(gk, namespace, after=after)}
-        for key, record in overlay.items():
-            position = (key.namespace, key.name)
-            if namespace is not None and key.namespace != namespace:
-                continue
-            if after is not None and position <= after:
-                continue
-            if record is None:
-                by_position.pop(position, None)
-            else:
-                by_position[position] = record
-        return [by_position[p] for p in sorted(by_position)]
+
+
+Pending = list[tuple[tuple[str, str], Record | None]]
+
+
+def _pending(overlay: dict[Key, Record | None] | None, namespace: str | None,
+             after: tuple[str, str] | None) -> Pending:
+    """The overlay's records (``None``: absent) this list still reaches, by position."""
+    if not overlay:
+        return []
+    found = [((key.namespace, key.name), record) for key, record in overlay.items()
+             if (namespace is None or key.namespace == namespace)
+             and (after is None or (key.namespace, key.name) > after)]
+    return sorted(found, key=lambda item: item[0])
+
+
+def _merge(records: list[Record], pending: Pending,
+           end: tuple[str, str] | None) -> tuple[list[Record], Pending]:
+    """``records`` (a chunk of the scan, ending at ``end``; ``None``: the last chunk) with
+    the pending records up to ``end`` in their places; and the pending ones left."""
+    by_position = {_position(record.obj): record for record in records}
+    taken = 0
+    for position, record in pending:
+        if end is not None and position > end:
+            break
+        taken += 1
+        if record is None:
+            by_position.pop(position, None)
+        else:
+            by_position[position] = record
+    return [by_position[p] for p in sorted(by_position)], pending[taken:]
 
 
 __all__ = ["CHUNK", "Lister", "matches"]
