@@ -170,16 +170,16 @@ class LocalClient:
         pinned = obj.metadata.resource_version
         reads_old = self._needs_old(model)
         for _ in range(MAX_RETRIES):
-            if pinned and not reads_old:  # neither admission nor the version needs the stored object
-                admitted = self._admit(obj, None, "UPDATE")
-                data = _encode(admitted)
-                data["metadata"]["resourceVersion"] = pinned
-            else:
+            old: T | None = None
+            version = pinned
+            if not pinned or reads_old:  # admission or the version needs the stored object
                 # shared: read here, and the write that follows reuses the parse
                 current = await self._store.get(gk, namespace, obj.name, shared=True)
-                admitted = self._admit(obj, self._old(model, current), "UPDATE")
-                data = _encode(admitted)
-                data["metadata"]["resourceVersion"] = pinned or current["metadata"]["resourceVersion"]
+                old = self._old(model, current)
+                version = pinned or current["metadata"]["resourceVersion"]
+            admitted = self._admit(obj, old, "UPDATE")
+            data = _encode(admitted)
+            data["metadata"]["resourceVersion"] = version
             try:
                 return _written(model, admitted, data, await self._store.update(data, shared=True,
                                                                                 with_status=with_status))
