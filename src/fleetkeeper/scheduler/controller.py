@@ -289,8 +289,8 @@ class SchedulingReconciler:
         updated = self._result(binding, applied, clusters)
         if updated is None:
             return binding, await self._write_status(binding, now, error, affinity_name)
-        # the store bumps the generation exactly when the spec changes
-        generation = (binding.metadata.generation or 0) + (updated.spec != binding.spec)
+        # the store bumps the generation exactly when the spec changes: here, its clusters
+        generation = (binding.metadata.generation or 0) + (updated.spec.clusters != binding.spec.clusters)
         status, changed = self._status(binding, generation, now, error, affinity_name)
         if status is not None:
             updated = updated.model_copy(update={"status": status})
