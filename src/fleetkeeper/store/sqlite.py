@@ -3,14 +3,14 @@
 Layout: ``objects`` (one row per live object: key, revision, JSON body), ``events``
 (one row per revision: the change and, for MODIFIED and DELETED, where the previous body
 is, so a resumed watch with a selector can tell "stopped matching" and a continued list
-can show what its first page saw), and ``meta`` (the revision
-counter and the compaction boundary). A commit is one ``BEGIN IMMEDIATE … COMMIT`` that
-writes all three, so after a crash the file holds exactly the acknowledged writes and
-the counter never goes backwards.
+can show what its first page saw), and ``meta`` (the revision counter and the compaction
+boundary). A commit is one ``BEGIN IMMEDIATE … COMMIT`` that writes all three, so after
+a crash the file holds exactly the acknowledged writes and the counter never goes
+backwards.
 
-The previous body of a MODIFIED or DELETED change is the body of an earlier event, so the row
-names that event (``prev_rev``) instead of repeating it: bodies are most of what a
-commit writes, and a second copy of each made commits about 40% slower. Compaction
+The previous body of a MODIFIED or DELETED change is the body of an earlier event, so
+the row names that event (``prev_rev``) instead of repeating it: bodies are most of what
+a commit writes, and a second copy of each made commits about 40% slower. Compaction
 keeps the rows that later events name; a previous state already compacted away when
 the change is made (an object unchanged for longer than the history) is stored inline
 (``prev``), as every row was before schema 2. Files of schema 1 are upgraded in place
