@@ -8,6 +8,8 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
+from fleetkeeper.runtime.informer import guard_cache
+
 settings.register_profile(
     "ci", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
@@ -22,3 +24,13 @@ def _collector_left_running() -> Iterator[None]:
     if not gc.isenabled():
         gc.enable()
         pytest.fail("the test left the garbage collector disabled")
+
+
+@pytest.fixture(autouse=True)
+def _cached_objects_left_unchanged() -> Iterator[None]:
+    """No code changes an object an informer cache holds (callers copy first)."""
+    changed = guard_cache(True)
+    yield
+    guard_cache(False)
+    if changed:
+        pytest.fail("cached objects changed in place:\n" + "\n".join(changed[:20]))

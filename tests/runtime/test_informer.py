@@ -15,7 +15,7 @@ from fleetkeeper.client.local import LocalClient
 from fleetkeeper.clock import VirtualClock
 from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.handler import FuncHandler
-from fleetkeeper.runtime.informer import Informer
+from fleetkeeper.runtime.informer import Informer, guard_cache
 from fleetkeeper.store import Store, open_store
 
 from .helpers import run_virtual
@@ -223,3 +223,27 @@ def test_the_factory_shares_one_informer_per_kind_and_namespace() -> None:
         return first is again, first is not scoped, synced and late.has_synced, scoped.keys()
 
     assert run_virtual(main) == (True, True, True, ["team-1/a"])
+
+
+def test_the_cache_guard_names_an_object_changed_in_place_while_cached() -> None:
+    async def main(clock: VirtualClock) -> list[str]:
+        _, client = setup(clock)
+        await client.create(cm("shared"))
+        await client.create(cm("respected"))
+        informer: Informer[Resource] = Informer(client, ConfigMap, clock=clock)
+        changed = guard_cache(True)
+        try:
+            async with running(informer):
+                cached = informer.get("default/shared")
+                assert cached is not None
+                cached.set_field("data", {"v": "changed in place"})  # what callers must not do
+                await set_value(client, "shared", "2")
+                await set_value(client, "respected", "2")  # copied first: not reported
+                await client.delete(ConfigMap, "respected", "default")
+                await clock.settle()
+        finally:
+            guard_cache(False)
+        return list(changed)
+
+    changed = run_virtual(main)
+    assert len(changed) == 1 and changed[0].startswith("ConfigMap default/shared resourceVersion ")

@@ -48,6 +48,20 @@ from fleetkeeper.runtime.indexer import Indexer, IndexFunc
 
 T = TypeVar("T", bound=Resource)
 
+#: objects changed in place while cached, when :func:`guard_cache` turned the check on
+_changed: builtins.list[str] | None = None
+
+
+def guard_cache(on: bool = True) -> builtins.list[str]:
+    """Check that cached objects stay as they were delivered (a debugging and test aid).
+
+    While on, every informer remembers each object's content as it enters the cache and
+    compares it when the object leaves (replaced or deleted); what differs is listed in
+    the returned list. Costs an encoding per event: not for production."""
+    global _changed
+    _changed = [] if on else None
+    return _changed if _changed is not None else []
+
 
 class ListWatcher(Reader, Watcher, Protocol):
     """The part of a client an informer needs."""
@@ -81,6 +95,8 @@ class Informer(Generic[T]):
         self._handlers: builtins.list[EventHandler[T]] = []
         self._synced = asyncio.Event()
         self._resource_version: str | None = None
+        #: content of each cached object as delivered, while :func:`guard_cache` is on
+        self._delivered: dict[str, dict[str, Any]] = {}
         #: how many times the informer has listed (1 after the first sync); for tests and metrics
         self.lists = 0
 
@@ -169,29 +185,50 @@ class Informer(Generic[T]):
             seen.add(key)
             old = self._store.get(key)
             if old is None:
-                self._store.put(obj)
+                self._put(obj)
                 self._notify_add(obj)
             elif old.metadata.resource_version != obj.metadata.resource_version:
-                self._store.put(obj)
+                self._put(obj)
                 self._notify_update(old, obj)
         for key in sorted(set(self._store.keys()) - seen):
-            gone = self._store.remove(key)
+            gone = self._remove(key)
             assert gone is not None
             self._notify_delete(gone)
 
     def _apply(self, event: WatchEvent[T]) -> None:
         obj = event.object
         if event.type == "DELETED":
-            self._store.remove(obj.key)
+            self._remove(obj.key)
             self._notify_delete(obj)
         elif event.type in ("ADDED", "MODIFIED"):
-            old = self._store.put(obj)
+            old = self._put(obj)
             if old is None:
                 self._notify_add(obj)
             else:
                 self._notify_update(old, obj)
         if obj.metadata.resource_version:
             self._resource_version = obj.metadata.resource_version
+
+    def _put(self, obj: T) -> T | None:
+        old = self._store.put(obj)
+        if _changed is not None:
+            if old is not None:
+                self._check(old)
+            self._delivered[obj.key] = obj.to_dict()
+        return old
+
+    def _remove(self, key: str) -> T | None:
+        old = self._store.remove(key)
+        if _changed is not None and old is not None:
+            self._check(old)
+        return old
+
+    def _check(self, old: T) -> None:
+        assert _changed is not None
+        delivered = self._delivered.pop(old.key, None)
+        if delivered is not None and delivered != old.to_dict():
+            _changed.append(f"{self.model.KIND} {old.key} resourceVersion "
+                            f"{old.metadata.resource_version} was changed in place while cached")
 
     def _notify_add(self, obj: T) -> None:
         for handler in tuple(self._handlers):
