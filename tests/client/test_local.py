@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -117,3 +118,32 @@ async def test_an_update_with_its_status_is_one_change_that_bumps_the_generation
                     ("MODIFIED", again.metadata.resource_version)]
     assert calls == ["CREATE", "UPDATE", "UPDATE"], "admission judges it as an update"
     assert await client.get(Deployment, "web", "default") == again
+
+
+async def test_a_watch_hands_out_the_model_the_write_returned_and_decodes_other_writes() -> None:
+    clock = SystemClock()
+    store = open_store("memory://", clock=clock)
+    client, other = LocalClient(store, admission=admit, clock=clock), LocalClient(store, clock=clock)
+    watch = client.watch(Deployment, "default")
+    try:
+        first = asyncio.ensure_future(anext(watch))
+        for _ in range(10):  # until the watch is open: then this client's writes of the kind are kept
+            await asyncio.sleep(0)
+        made = await client.create(deploy("web"))
+        assert (await first).object is made
+        changed = made.deep_copy()
+        changed.set_field("spec", {"replicas": 2})
+        by_other = await other.update(changed)
+        event = await anext(watch)
+        assert event.object is not by_other and event.object == by_other
+        patched = await client.patch(Deployment, "web", "default", patch={"spec": {"replicas": 3}})
+        event = await anext(watch)
+        assert event.object is not patched and event.object == patched
+        rescaled = patched.deep_copy()
+        rescaled.set_field("spec", {"replicas": 4})
+        written = await client.update(rescaled)
+        assert (await anext(watch)).object is written
+    finally:
+        await watch.aclose()  # type: ignore[attr-defined]
+        await store.close()
+    assert not client._recent and not client._watched, "nothing is kept once no watch is open"

@@ -20,6 +20,9 @@ either can be swapped in (both pass :mod:`fleetkeeper.client.testing`).
 * ``watch`` without a resourceVersion (or ``"0"``) starts, as Kubernetes does, with a
   synthetic ADDED for every current object, then streams changes after that list.
 * Cluster-scoped kinds ignore the namespace argument.
+* A watch of a kind this client also writes hands out, for the event of a write, the
+  model that write returned instead of decoding the stored object again: both are
+  read-only after the write (see ``_written``), and an informer's cache shares them.
 * ``batch()`` groups the writes a task makes inside it into one store transaction
   (``Store.batch``); the REST client has no such thing, so callers look for it with
   ``getattr`` and fall back to plain writes.
@@ -46,6 +49,8 @@ T = TypeVar("T", bound=Resource)
 
 #: how many times a write re-reads and retries after a conflict it caused no part of
 MAX_RETRIES = 32
+#: most written objects kept for this client's own watches to reuse (the oldest go first)
+MAX_RECENT = 4096
 
 
 class Admission(Protocol):
@@ -115,6 +120,10 @@ class LocalClient:
         self._clock = clock
         #: whether admission looks at the stored object of a kind (else it is not decoded for it)
         self._reads_old = admission_reads_old
+        #: open watches by model; only writes of a watched model are kept in ``_recent``
+        self._watched: dict[type[Resource], int] = {}
+        #: (model, namespace, name) → the model a write returned, until a watch delivers it
+        self._recent: dict[tuple[type[Resource], str, str], Resource] = {}
 
     @property
     def store(self) -> StoreProtocol:
@@ -147,7 +156,7 @@ class LocalClient:
         model = type(obj)
         admitted = self._admit(obj, None, "CREATE")
         data = _encode(admitted)
-        return _written(model, admitted, data, await self._store.create(data, shared=True))
+        return self._remember(_written(model, admitted, data, await self._store.create(data, shared=True)))
 
     async def update(self, obj: T) -> T:
         return await self._update(obj, with_status=False)
@@ -164,8 +173,8 @@ class LocalClient:
         model = type(obj)
         if self._admission is None:
             data = _encode(obj)
-            return _written(model, obj, data, await self._store.update(data, shared=True,
-                                                                        with_status=with_status))
+            return self._remember(_written(model, obj, data, await self._store.update(
+                data, shared=True, with_status=with_status)))
         gk, namespace = _gk(model), _namespace(model, obj.metadata.namespace)
         pinned = obj.metadata.resource_version
         reads_old = self._needs_old(model)
@@ -181,8 +190,8 @@ class LocalClient:
             data = _encode(admitted)
             data["metadata"]["resourceVersion"] = version
             try:
-                return _written(model, admitted, data, await self._store.update(data, shared=True,
-                                                                                with_status=with_status))
+                return self._remember(_written(model, admitted, data, await self._store.update(
+                    data, shared=True, with_status=with_status)))
             except errors.Conflict:
                 if pinned:
                     raise
@@ -193,7 +202,8 @@ class LocalClient:
         if not model.HAS_STATUS:
             raise errors.NotFound(f"{model.KIND} has no status subresource", kind=model.PLURAL, name=obj.name)
         data = _encode(obj)
-        return _written(model, obj, data, await self._store.update(data, subresource="status", shared=True))
+        return self._remember(_written(model, obj, data, await self._store.update(
+            data, subresource="status", shared=True)))
 
     async def patch(
         self,
@@ -266,13 +276,36 @@ class LocalClient:
                 yield WatchEvent("ADDED", _decode(model, item))
         watch = self._store.watch(gk, namespace, since=since, label_selector=label_selector,
                                   field_selector=field_selector)
+        watched = self._watched
+        watched[model] = watched.get(model, 0) + 1
+        recent = self._recent
         try:
             async for event in watch:
-                yield WatchEvent(event.type, _decode(model, event.object))
+                data = event.object
+                meta = data["metadata"]
+                written = recent.pop((model, meta.get("namespace") or "", meta["name"]), None)
+                if written is None or written.metadata.resource_version != meta.get("resourceVersion"):
+                    written = _decode(model, data)
+                yield WatchEvent(event.type, written)  # type: ignore[arg-type]
         finally:
             await watch.close()
+            watched[model] -= 1
+            if not watched[model]:
+                del watched[model]
 
     # ---------------------------------------------------------------- helpers
+    def _remember(self, result: T) -> T:
+        """Keep a write's result for a watch of its model to hand out (see the module notes)."""
+        model = type(result)
+        if model in self._watched:
+            recent = self._recent
+            key = (model, _namespace(model, result.metadata.namespace), result.name)
+            recent.pop(key, None)
+            if len(recent) >= MAX_RECENT:
+                del recent[next(iter(recent))]
+            recent[key] = result
+        return result
+
     def _admit(self, obj: T, old: T | None, operation: Literal["CREATE", "UPDATE"]) -> T:
         if self._admission is None:
             return obj
