@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from prometheus_client import REGISTRY
+
 from fleetkeeper.api import constants
 from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.policy import PropagationPolicy
@@ -131,3 +133,42 @@ def test_a_binding_keeps_its_finalizer_until_its_works_are_gone() -> None:
             assert await works(world) == set() and await _absent(world, "member1")
 
     run(main)
+
+
+def _binding_reconciles() -> float:
+    return REGISTRY.get_sample_value("fleetkeeper_reconcile_total",
+                                     {"controller": "binding-controller", "result": "success"}) or 0.0
+
+
+def _manifest_replicas(work: Work) -> Any:
+    manifests = work.spec.workload.manifests if work.spec.workload else None
+    return manifests[0]["spec"]["replicas"] if manifests else None
+
+
+def test_a_hand_edited_work_is_put_back_and_the_controllers_own_write_does_not_wake_it_again() -> None:
+    async def main(clock: VirtualClock) -> None:
+        async with running(clock, "member1") as world:
+            await world.apply(propagation_policy("nginx", "member1"))
+            await world.apply(deployment())
+            await world.wait_for(lambda: equals({"member1"})(works(world)))
+            await world.settle(30)
+            quiet = _binding_reconciles()
+            await world.settle(30)
+            assert _binding_reconciles() == quiet, "nothing wakes the controller while nothing changes"
+            work = await world.client.get(Work, WORK, "karmada-es-member1")
+            edited = work.deep_copy()
+            assert edited.spec.workload is not None and edited.spec.workload.manifests
+            edited.spec.workload.manifests[0]["spec"]["replicas"] = 7
+            edited = await world.client.update(edited)
+            restored = await world.wait_for(lambda: _restored(world, edited))
+            assert _manifest_replicas(restored) == 3
+            await world.settle(30)
+            assert _binding_reconciles() - quiet == 1, (
+                "one reconcile for the hand edit, none for the write that undid it")
+
+    run(main)
+
+
+async def _restored(world: World, edited: Work) -> Work | None:
+    work = await world.client.get(Work, WORK, "karmada-es-member1")
+    return work if work.metadata.resource_version != edited.metadata.resource_version else None

@@ -105,6 +105,9 @@ class BindingController:
         b.ensure_work_index(self._works)
         self._handler_target: Any = None
         self.templates = TemplateCache(informers, self._template_handler)
+        #: Work key → resourceVersion of this controller's last update of it, until its event
+        #: comes: what the controller wrote itself is no reason to look at the binding again
+        self._wrote: dict[str, str] = {}
 
     def _template_handler(self, kind: Kind) -> EnqueueMapped[Resource]:
         return EnqueueMapped(self._handler_target, binding_of_template, predicate=template_changed)
@@ -113,7 +116,15 @@ class BindingController:
         self._handler_target = controller
         controller.watch(self._rbs, predicate=binding_changed)
         controller.watch(self._crbs, predicate=binding_changed)
-        controller.watch(self._works, _binding_of_work, predicate=work_changed)
+        controller.watch(self._works, _binding_of_work, predicate=self._work_changed)
+
+    def _work_changed(self, old: Work | None, new: Work | None) -> bool:
+        """:func:`work_changed`, but not for the event of this controller's own update."""
+        work = new if new is not None else old
+        last = self._wrote.pop(work.key, None) if work is not None else None
+        if new is not None and last is not None and last == new.metadata.resource_version:
+            return False
+        return work_changed(old, new)
 
     # ---------------------------------------------------------------- reconcile
     async def reconcile(self, request: Request) -> Result:
@@ -254,7 +265,12 @@ class BindingController:
             desired = rules.desired_work(current=work, **options)
             return desired if rules.work_differs(work, desired) else None
 
-        return "updated" if await write(client, current, change) is not None else "unchanged"
+        written = await write(client, current, change)
+        if written is None:
+            return "unchanged"
+        if written.metadata.resource_version:
+            self._wrote[written.key] = written.metadata.resource_version
+        return "updated"
 
     # ---------------------------------------------------------------- deletion
     async def _delete_works(self, binding: b.Binding, works: list[Work], why: str, *, report: bool) -> None:
