@@ -104,7 +104,7 @@ class _Collector:
 _COLLECTOR = _Collector()
 
 
-class Critical(Protocol):
+class TurnTaker(Protocol):
     """What turns read of a registered controller (one that takes turns)."""
 
     @property
@@ -121,7 +121,7 @@ class Turns:
     """Critical controllers first; see the module docstring."""
 
     def __init__(self, clock: Clock | None = None) -> None:
-        self._ranked: list[Critical] = []
+        self._ranked: list[TurnTaker] = []
         #: per waiting tier: set when the tiers before it may have become idle
         self._idle: dict[int, asyncio.Event] = {}
         #: when the last LOAD_RECONCILES reconciles of any tier finished (monotonic seconds)
@@ -132,7 +132,7 @@ class Turns:
         #: when this instance paused the collector (monotonic seconds), if it holds it paused
         self._gc_paused_at: float | None = None
 
-    def register(self, controller: Critical) -> None:
+    def register(self, controller: TurnTaker) -> None:
         self._ranked.append(controller)
 
     @property
@@ -230,6 +230,6 @@ __all__ = [
     "MAX_GC_PAUSE",
     "OTHERS",
     "QUIET_TURNS",
-    "Critical",
+    "TurnTaker",
     "Turns",
 ]
