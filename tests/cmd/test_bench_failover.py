@@ -10,11 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 from fleetkeeper.clock import SystemClock
-from fleetkeeper.cmd.bench_failover import bench_failover
+from fleetkeeper.cmd.bench_failover import SETTLE_LIMIT, bench_failover
 from fleetkeeper.cmd.main import app
 
 MILESTONES = ("first_evicted_ms", "all_evicted_seconds", "first_rescheduled_ms", "all_rescheduled_seconds",
-              "all_applied_seconds", "detection_seconds", "setup_seconds", "cpu_seconds")
+              "all_applied_seconds", "detection_seconds", "setup_seconds", "settle_seconds", "cpu_seconds")
 
 
 async def test_every_binding_leaves_the_failed_cluster_and_is_applied_elsewhere(tmp_path: Path) -> None:
@@ -27,6 +27,7 @@ async def test_every_binding_leaves_the_failed_cluster_and_is_applied_elsewhere(
     for key in MILESTONES:
         value = result[key]
         assert isinstance(value, float) and value >= 0, key
+    assert result["settle_seconds"] < SETTLE_LIMIT, "the plane came to rest before the failure"
     first, every = result["first_rescheduled_ms"], result["all_rescheduled_seconds"]
     assert isinstance(first, float) and isinstance(every, float) and first <= every * 1000
 
