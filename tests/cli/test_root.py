@@ -31,25 +31,41 @@ def test_root_help_lists_every_command_in_order() -> None:
     assert positions == sorted(positions)
 
 
-def test_root_help_and_version_import_no_command_module() -> None:
-    """Start-up stays light: listing commands loads none of them, nor the API models."""
+def _run_fresh(*invocations: list[str], loaded: tuple[str, ...]) -> str:
+    """Run ``fleetkeeper`` with each argument list in a fresh interpreter; its output, then
+    ``HEAVY [...]``: the modules starting with one of ``loaded`` that got imported."""
     probe = (
         "import sys\n"
         "from fleetkeeper.cmd.main import app\n"
-        "for args in (['--help'], ['version']):\n"
+        f"for args in {list(invocations)!r}:\n"
         "    try:\n"
         "        app(args)\n"
         "    except SystemExit as exit:\n"
         "        assert exit.code in (0, None), exit.code\n"
-        "prefixes = ('fleetkeeper.cli.', 'fleetkeeper.api', 'fleetkeeper.apiserver', 'fleetkeeper.members',"
-        " 'fleetkeeper.cmd.')\n"
-        "heavy = sorted(m for m in sys.modules if m.startswith(prefixes) and m != 'fleetkeeper.cmd.main')\n"
+        f"heavy = sorted(m for m in sys.modules if m.startswith({loaded!r})\n"
+        "               and m != 'fleetkeeper.cmd.main')\n"
         "print('HEAVY', heavy)\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
                           check=False)
     assert done.returncode == 0, done.stderr
-    assert "HEAVY []" in done.stdout, done.stdout
+    return done.stdout
+
+
+def test_root_help_and_version_import_no_command_module() -> None:
+    """Start-up stays light: listing commands loads none of them, nor the API models."""
+    heavy = ("fleetkeeper.cli.", "fleetkeeper.api", "fleetkeeper.apiserver", "fleetkeeper.members",
+             "fleetkeeper.cmd.")
+    out = _run_fresh(["--help"], ["version"], loaded=heavy)
+    assert "HEAVY []" in out, out
+
+
+def test_simulate_help_loads_neither_the_control_plane_nor_the_api_models() -> None:
+    """The scenario command's help comes without the plane it runs: the imports wait for a run."""
+    out = _run_fresh(["simulate", "--help"], loaded=(
+        "fleetkeeper.api", "fleetkeeper.cmd.app", "fleetkeeper.simulation", "fleetkeeper.controllers"))
+    assert "Usage: " in out and "--timeline" in out, out
+    assert "HEAVY []" in out, out
 
 
 def test_a_command_runs_and_an_unknown_one_is_refused() -> None:

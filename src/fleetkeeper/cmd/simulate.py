@@ -2,27 +2,28 @@
 
 Exit codes (SCENARIO-FORMAT.md): 0 every expectation held, 1 at least one failed,
 2 the file is invalid (the message names the field).
+
+The control plane, the API kinds and the scenario machinery are imported when a run
+starts, not with the command: ``fleetkeeper simulate --help`` answers at once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from fleetkeeper.clock import VirtualClock
-from fleetkeeper.cmd import logs
-from fleetkeeper.cmd.app import ControlPlane
 from fleetkeeper.errors import ScenarioError
-from fleetkeeper.members.interface import MemberPool
-from fleetkeeper.options import Options
-from fleetkeeper.runtime.context import Scope
-from fleetkeeper.simulation import report, scenario
-from fleetkeeper.simulation.driver import Outcome, Plane, run_scenario
-from fleetkeeper.store import open_store
-from fleetkeeper.store.interface import StoreProtocol
+
+if TYPE_CHECKING:
+    from fleetkeeper.members.interface import MemberPool
+    from fleetkeeper.options import Options
+    from fleetkeeper.runtime.context import Scope
+    from fleetkeeper.simulation.driver import Outcome, Plane
+    from fleetkeeper.store.interface import StoreProtocol
 
 
 class PlaneFactory:
@@ -34,6 +35,9 @@ class PlaneFactory:
 
     def __call__(self, *, clock: VirtualClock, options: Options, members: MemberPool, scope: Scope,
                  uid_factory: Callable[[], str]) -> Plane:
+        from fleetkeeper.cmd.app import ControlPlane
+        from fleetkeeper.store import open_store
+
         if self.store is None:
             self.store = open_store(self.store_url, clock=clock, uid_factory=uid_factory)
         plane = ControlPlane(store=self.store, clock=clock, members=members,
@@ -43,6 +47,9 @@ class PlaneFactory:
 
 def run_file(path: str | Path, *, store_url: str = "memory://") -> Outcome:
     """Load and run a scenario file (raises ScenarioError when it is invalid)."""
+    from fleetkeeper.simulation import scenario
+    from fleetkeeper.simulation.driver import run_scenario
+
     sc = scenario.load_file(path)
     return run_scenario(sc, PlaneFactory(store_url))
 
@@ -57,6 +64,10 @@ def simulate(
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error (stderr)")] = "error",
 ) -> None:
     """Run a failover story in virtual time and check its expectations."""
+    from fleetkeeper.cmd import logs
+    from fleetkeeper.simulation import report, scenario
+    from fleetkeeper.simulation.driver import run_scenario
+
     if output not in ("text", "json"):
         raise typer.BadParameter("must be text or json", param_hint="--output")
     clock = VirtualClock()
