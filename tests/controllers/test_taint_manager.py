@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 from fleetkeeper.api import timeline as tl
+from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.core import Taint
 from fleetkeeper.api.meta import Condition
 from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding
@@ -297,3 +298,27 @@ def test_eviction_is_paced_by_the_eviction_rate() -> None:
         assert [(t - times[0]).total_seconds() for t in times] == [0, 0, 0, 2, 2, 2]
 
     run(body, options=Options(leader_elect=False, resource_eviction_rate=0.5))
+
+
+def test_the_bindings_on_a_cluster_come_in_key_order_and_one_removed_meanwhile_is_skipped() -> None:
+    async def body(world: World) -> None:
+        for name in ("b-web", "a-web", "c-web"):
+            await world.client.create(binding(name, {"member1": 1}))
+        await world.client.create(binding("ops", {"member1": 2}, cluster_scoped=True))
+        await world.client.create(binding("elsewhere", {"member2": 3}))
+        plane = world.start([])
+        informers = plane.manager.informers
+        manager = taint_manager.TaintManager(plane.context, informers.informer_for(Cluster),
+                                             informers.informer_for(ResourceBinding),
+                                             informers.informer_for(ClusterResourceBinding))
+        informers.informer_for(ResourceBinding).add_indexer(taint_manager.BY_CLUSTER, taint_manager._targets)
+        informers.informer_for(ClusterResourceBinding).add_indexer(taint_manager.BY_CLUSTER,
+                                                                   taint_manager._targets)
+        await world.until(5)
+        walk = manager.bindings_on("member1")
+        assert next(walk).name == "a-web"
+        await world.client.delete(ResourceBinding, "b-web", "default")  # while the walk is under way
+        await world.settle()
+        assert [b.name for b in walk] == ["c-web", "ops"]
+
+    run(body)

@@ -40,6 +40,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from datetime import datetime
+from typing import TypeVar
 
 import structlog
 
@@ -70,8 +71,16 @@ FANOUT_CHUNK = 16
 WRITE_ATTEMPTS = 5
 
 Binding = ResourceBinding | ClusterResourceBinding
+B = TypeVar("B", ResourceBinding, ClusterResourceBinding)
 
 _log = structlog.get_logger("fleetkeeper.taint_manager")
+
+
+def _cached(informer: Informer[B], keys: list[str]) -> Iterator[B]:
+    for key in keys:
+        obj = informer.get(key)
+        if obj is not None:
+            yield obj
 
 
 def _targets(binding: Binding) -> list[str]:
@@ -110,8 +119,12 @@ class TaintManager:
         return self._crbs.get(request.name)
 
     def bindings_on(self, cluster: str) -> Iterator[Binding]:
-        yield from self._rbs.by_index(BY_CLUSTER, cluster)
-        yield from self._crbs.by_index(BY_CLUSTER, cluster)
+        """The bindings placed on ``cluster``, in key order. The keys are taken at the first
+        step and each binding is read from the cache when its turn comes, so the first comes
+        without a list of all of them being built; one gone meanwhile is skipped."""
+        rbs, crbs = self._rbs.index_keys(BY_CLUSTER, cluster), self._crbs.index_keys(BY_CLUSTER, cluster)
+        yield from _cached(self._rbs, rbs)
+        yield from _cached(self._crbs, crbs)
 
     def tolerations(self, binding: Binding) -> tuple[Toleration, ...] | None:
         """The applied tolerations, ``None`` when never scheduled or undecodable (logged)."""
@@ -180,7 +193,7 @@ class TaintManager:
         if not taints or not self.enabled:
             return Result()
         now = self._ctx.clock.now()
-        for count, binding in enumerate(list(self.bindings_on(cluster.name)), start=1):
+        for count, binding in enumerate(self.bindings_on(cluster.name), start=1):
             self._queue(binding, rules.decide(taints, self.tolerations(binding), now))
             if count % FANOUT_CHUNK == 0:
                 await asyncio.sleep(0)

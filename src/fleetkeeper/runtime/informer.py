@@ -133,6 +133,10 @@ class Informer(Generic[T]):
         """Cached objects whose index ``name`` yields ``value``, sorted by key."""
         return self._store.by_index(name, value)
 
+    def index_keys(self, name: str, value: str) -> builtins.list[str]:
+        """Keys of the cached objects whose index ``name`` yields ``value``, sorted."""
+        return self._store.index_keys(name, value)
+
     def add_handler(self, handler: EventHandler[T]) -> None:
         """Report changes to ``handler``; objects already cached are replayed as adds."""
         self._handlers.append(handler)
