@@ -247,3 +247,25 @@ def test_the_cache_guard_names_an_object_changed_in_place_while_cached() -> None
 
     changed = run_virtual(main)
     assert len(changed) == 1 and changed[0].startswith("ConfigMap default/shared resourceVersion ")
+
+
+def test_the_cache_guard_reports_nothing_for_versions_cached_while_it_was_off() -> None:
+    async def main(clock: VirtualClock) -> list[str]:
+        _, client = setup(clock)
+        await client.create(cm("kept"))
+        informer: Informer[Resource] = Informer(client, ConfigMap, clock=clock)
+        try:
+            guard_cache(True)
+            async with running(informer):
+                await clock.settle()  # "kept" cached and remembered by this guard
+                guard_cache(False)
+                await set_value(client, "kept", "2")  # cached while off: nothing remembered
+                await clock.settle()
+                changed = guard_cache(True)
+                await set_value(client, "kept", "3")  # replaces the version cached while off
+                await clock.settle()
+        finally:
+            guard_cache(False)
+        return list(changed)
+
+    assert run_virtual(main) == []

@@ -95,8 +95,9 @@ class Informer(Generic[T]):
         self._handlers: builtins.list[EventHandler[T]] = []
         self._synced = asyncio.Event()
         self._resource_version: str | None = None
-        #: content of each cached object as delivered, while :func:`guard_cache` is on
-        self._delivered: dict[str, dict[str, Any]] = {}
+        #: content of each cached object as delivered, while :func:`guard_cache` is on (with the
+        #: list of that guard: an entry from an earlier guard may predate puts made while off)
+        self._delivered: dict[str, tuple[builtins.list[str], dict[str, Any]]] = {}
         #: how many times the informer has listed (1 after the first sync); for tests and metrics
         self.lists = 0
 
@@ -218,7 +219,7 @@ class Informer(Generic[T]):
         if _changed is not None:
             if old is not None:
                 self._check(old)
-            self._delivered[obj.key] = obj.to_dict()
+            self._delivered[obj.key] = (_changed, obj.to_dict())
         return old
 
     def _remove(self, key: str) -> T | None:
@@ -230,7 +231,7 @@ class Informer(Generic[T]):
     def _check(self, old: T) -> None:
         assert _changed is not None
         delivered = self._delivered.pop(old.key, None)
-        if delivered is not None and delivered != old.to_dict():
+        if delivered is not None and delivered[0] is _changed and delivered[1] != old.to_dict():
             _changed.append(f"{self.model.KIND} {old.key} resourceVersion "
                             f"{old.metadata.resource_version} was changed in place while cached")
 
