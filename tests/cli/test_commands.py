@@ -330,6 +330,19 @@ def test_describe_cluster_shows_taints_workloads_evictions_and_its_timeline(cli:
     assert "Ready=False (ClusterNotReachable)" in out.split("Failover timeline")[1]
     pull = cli.ok("describe", "cluster", "m2")
     assert "Heartbeat:" in pull and "never renewed" in pull
+    assert "Fault drills:" not in out + pull
+
+    async def drill() -> None:  # what `fleetkeeper fault` writes
+        async with cli.client() as client:
+            await client.patch(Cluster, "m1", patch={"metadata": {"annotations": {
+                "faults.fleetkeeper.io/api": "down",
+                "faults.fleetkeeper.io/crashed-workloads": '[{"kind":"Deployment","name":"web"}]'}}})
+
+    asyncio.run(drill())
+    drilled = cli.ok("describe", "cluster", "m1")
+    fields = [line.split(None, 2) for line in drilled.splitlines() if line.startswith("Fault drills:")]
+    assert fields == [["Fault", "drills:",
+                       'api=down, crashed-workloads=[{"kind":"Deployment","name":"web"}]']]
 
     async def clusters() -> list[str]:
         async with cli.client() as client:

@@ -335,6 +335,61 @@ def test_a_restart_loses_nothing_and_the_members_get_their_workloads_back(fleet:
     assert "Traceback" not in first.stderr + second.stderr
 
 
+# --------------------------------------------------------------------------- (c) fault drills
+
+
+def fault(fleet: Fleet, *args: str) -> str:
+    done = fleet.cli("fault", *args)
+    assert done.returncode == 0, f"fleetkeeper fault {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def health_of(fleet: Fleet, name: str) -> dict[str, str]:
+    return {c["clusterName"]: c.get("health", "")
+            for c in binding(fleet, name).get("status", {}).get("aggregatedStatus") or []}
+
+
+def test_a_fault_drill_fails_a_member_over_and_brings_it_back(fleet: Fleet) -> None:
+    """``fleetkeeper fault`` on a running plane: member1 goes down, nginx moves to member2 and
+    stays Healthy; member1 comes back and its old copy is cleaned up; a crash-looping copy
+    turns Unhealthy and Healthy again when healed; setNodes shows in the cluster's summary."""
+    fleet.up("--clusters", "2", "--cluster-failure-threshold", "2s", "--cluster-success-threshold", "2s")
+    fleet.kubectl_ok("apply", "-f", "-", stdin=SEED)
+    wait_for(lambda: healthy(fleet, "nginx-deployment", {"member1": 1, "member2": 2}), "nginx Healthy")
+
+    said = fault(fleet, "clusterDown", "member1")
+    assert said.strip() == "cluster/member1 clusterDown (annotated faults.fleetkeeper.io/api=down)"
+    wait_for(lambda: ready_clusters(fleet)["member1"] == "False", "member1 Ready=False")
+    wait_for(lambda: healthy(fleet, "nginx-deployment", {"member2": 3}),
+             "nginx rescheduled to member2:3 and Healthy there")
+    # the old copy stays until member1 is reachable again: its Work is still there
+    assert [ns for ns, _, _ in works(fleet)] == ["karmada-es-member1", "karmada-es-member2"]
+
+    fault(fleet, "clusterUp", "member1")
+    wait_for(lambda: ready_clusters(fleet)["member1"] == "True", "member1 Ready again")
+    wait_for(lambda: [ns for ns, _, _ in works(fleet)] == ["karmada-es-member2"],
+             "member1's Work deleted once member1 is reachable")
+    annotations = fleet.json("get", "cluster", "member1")["metadata"]["annotations"]
+    assert annotations["faults.fleetkeeper.io/api"] == "up"
+
+    fault(fleet, "crashWorkload", "member2", "deployment/nginx")
+    wait_for(lambda: health_of(fleet, "nginx-deployment") == {"member2": "Unhealthy"},
+             "nginx Unhealthy in member2 while it crash-loops")
+    fault(fleet, "healWorkload", "member2", "deploy/nginx", "-n", "default")
+    wait_for(lambda: healthy(fleet, "nginx-deployment", {"member2": 3}), "nginx Healthy again once healed")
+
+    fault(fleet, "setNodes", "member1", "--nodes", "5")
+    wait_for(lambda: (fleet.json("get", "cluster", "member1").get("status", {}).get("nodeSummary") or {})
+             .get("totalNum") == 5, "member1's node summary showing 5 nodes")
+
+    described = fleet.cli("describe", "cluster", "member1")
+    assert described.returncode == 0, described.stderr
+    assert "Fault drills:" in described.stdout and "api=up, nodes=5" in described.stdout
+
+    missing = fleet.cli("fault", "clusterDown", "member9")
+    assert missing.returncode == 1 and "NotFound" in missing.stderr
+
+
 # --------------------------------------------------------------------------- the parts apart
 
 

@@ -74,6 +74,8 @@ RESOURCE_TEMPLATE_GENERATION_ANNOTATION: Final = "resourcetemplate.karmada.io/ge
 MANAGED_LABELS_ANNOTATION: Final = "resourcetemplate.karmada.io/managed-labels"
 MANAGED_ANNOTATIONS_ANNOTATION: Final = "resourcetemplate.karmada.io/managed-annotations"
 DEPENDENCIES_ANNOTATION: Final = "resourcebinding.karmada.io/dependencies"
+#: fleetkeeper's fault drills on simulated members (``fleetkeeper fault``): annotations on a Cluster
+FAULT_ANNOTATION_PREFIX: Final = "faults.fleetkeeper.io/"
 
 # --- finalizers (§3.5) ----------------------------------------------------------------------------
 CLUSTER_CONTROLLER_FINALIZER: Final = "karmada.io/cluster-controller"

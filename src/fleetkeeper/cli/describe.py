@@ -23,6 +23,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from fleetkeeper import errors
 from fleetkeeper.api import constants
@@ -195,6 +196,7 @@ async def describe_cluster(client: RestClient, name: str, out: Console, now: dat
         ("Location", location), ("Version", text(dig(obj, "status", "kubernetesVersion"))),
         ("Nodes", f"{nodes.get('readyNum', 0)}/{nodes.get('totalNum', 0)} ready" if nodes else t.NONE),
         ("Joined", f"{t.age(dig(obj, 'metadata', 'creationTimestamp'), now)} ago"),
+        *_fault_drills(cluster),
     ])
     _conditions(out, obj, now)
     taints = [x for x in spec.get("taints") or [] if isinstance(x, dict)]
@@ -205,6 +207,14 @@ async def describe_cluster(client: RestClient, name: str, out: Console, now: dat
         await _heartbeat(client, name, out, now)
     await _workloads(client, name, out, now)
     _timeline(out, await timeline(client, [("Cluster", name, None)]), with_subject=False)
+
+
+def _fault_drills(cluster: Cluster) -> list[tuple[str, str]]:
+    """A ``Fault drills`` field when ``fleetkeeper fault`` annotated the cluster (none otherwise)."""
+    prefix = constants.FAULT_ANNOTATION_PREFIX
+    drills = [escape(f"{key.removeprefix(prefix)}={value}")
+              for key, value in sorted(cluster.annotations().items()) if key.startswith(prefix)]
+    return [("Fault drills", ", ".join(drills))] if drills else []
 
 
 async def _heartbeat(client: RestClient, name: str, out: Console, now: datetime) -> None:

@@ -1,62 +1,280 @@
-"""``fleetkeeper fault``: inject a fault into a simulated member of a running control plane.
+"""``fleetkeeper fault``: fault drills on the simulated members of a running control plane.
 
 ``fleetkeeper up`` runs its simulated members in its own process, so a drill needs a
 way in. It is the API, like everything else: the command records the wanted fault as
-an annotation on the Cluster object (a merge patch through the API server, with the
-admin kubeconfig, so it is authenticated like any write and reaches only the server
-the kubeconfig names)::
+an annotation on the Cluster object (a patch through the API server, with the admin
+kubeconfig, so it is authenticated like any write and reaches only the server the
+kubeconfig names). Action names are the scenario actions' (SCENARIO-FORMAT.md)::
 
-    fleetkeeper fault dnsDown member1      # faults.fleetkeeper.io/dns: down
-    fleetkeeper fault dnsUp member1        # faults.fleetkeeper.io/dns: up
+    fleetkeeper fault clusterDown member1        # faults.fleetkeeper.io/api: down (refused)
+    fleetkeeper fault clusterBlackhole member1   # faults.fleetkeeper.io/api: blackhole (timeouts)
+    fleetkeeper fault clusterUnhealthy member1   # faults.fleetkeeper.io/api: unhealthy (/readyz 500)
+    fleetkeeper fault clusterUp member1          # faults.fleetkeeper.io/api: up
+    fleetkeeper fault setNodes member1 --nodes 1 # faults.fleetkeeper.io/nodes: "1"
+    fleetkeeper fault crashWorkload member1 deployment/nginx [-n default]
+    fleetkeeper fault healWorkload member1 deployment/nginx
+                                                 # faults.fleetkeeper.io/crashed-workloads: JSON list
+    fleetkeeper fault dnsDown member1            # faults.fleetkeeper.io/dns: down
+    fleetkeeper fault dnsUp member1              # faults.fleetkeeper.io/dns: up
 
-and the simulated member's add-ons (:mod:`fleetkeeper.cmd.detector`) apply it whenever
-the Cluster changes — level-triggered: the annotation says what the member's DNS is.
-While the annotation is absent the member is left alone, so scenario actions
-(``dnsDown``/``dnsUp`` in a scenario file) and annotations never fight. Action names
-are the scenario actions'. A member that is not simulated ignores the annotation.
+The simulated member's add-ons (:mod:`fleetkeeper.cmd.detector`) apply them whenever
+the Cluster changes — level-triggered: each annotation says what that part of the
+member is now (its API, its node count, which workloads crash-loop, its DNS), so a
+drill survives a restart of ``fleetkeeper up``. While an annotation is absent that part
+of the member is left alone, so scenario actions and annotations never fight. A value
+that cannot be read is ignored (and logged once). A member that is not simulated
+ignores the annotations; the command says so. ``agentDown``/``agentUp`` have no
+annotation: a Pull agent is a process of its own (``fleetkeeper agent``), stopped and
+started as such.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+import json
+from dataclasses import dataclass
+from typing import Annotated, Any
 
+import structlog
 import typer
 
+from fleetkeeper import errors
+from fleetkeeper.api import constants
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.cli import connect
 from fleetkeeper.members.simulated import SimulatedCluster
+from fleetkeeper.members.simulated.objects import ObjectKey, group_of
 
-DNS_ANNOTATION = "faults.fleetkeeper.io/dns"
-#: action → the annotation value it sets
-ACTIONS = {"dnsDown": "down", "dnsUp": "up"}
+API_ANNOTATION = f"{constants.FAULT_ANNOTATION_PREFIX}api"
+NODES_ANNOTATION = f"{constants.FAULT_ANNOTATION_PREFIX}nodes"
+CRASHED_ANNOTATION = f"{constants.FAULT_ANNOTATION_PREFIX}crashed-workloads"
+DNS_ANNOTATION = f"{constants.FAULT_ANNOTATION_PREFIX}dns"
+#: action → (annotation, value) for the actions that set one value
+ACTIONS: dict[str, tuple[str, str]] = {
+    "clusterDown": (API_ANNOTATION, "down"),
+    "clusterBlackhole": (API_ANNOTATION, "blackhole"),
+    "clusterUnhealthy": (API_ANNOTATION, "unhealthy"),
+    "clusterUp": (API_ANNOTATION, "up"),
+    "dnsDown": (DNS_ANNOTATION, "down"),
+    "dnsUp": (DNS_ANNOTATION, "up"),
+}
+SET_NODES = "setNodes"
+CRASH, HEAL = "crashWorkload", "healWorkload"
+AGENT_ACTIONS = ("agentDown", "agentUp")
+KNOWN = (*ACTIONS, SET_NODES, CRASH, HEAL)
+#: the most nodes a drill may give a simulated member (a typo should not build a million)
+MAX_NODES = 1000
+#: workload kinds whose pods a simulated member runs: (apiVersion, kind, short name)
+_WORKLOADS = (("apps/v1", "Deployment", "deploy"), ("apps/v1", "StatefulSet", "sts"),
+              ("apps/v1", "DaemonSet", "ds"), ("apps/v1", "ReplicaSet", "rs"), ("batch/v1", "Job", "job"),
+              ("v1", "Pod", "po"))
+#: accepted spellings (kubectl's: ``deployment``, ``deployments``, ``deploy``) → (apiVersion, kind)
+WORKLOAD_KINDS: dict[str, tuple[str, str]] = {
+    spelling: (api_version, kind) for api_version, kind, short in _WORKLOADS
+    for spelling in (kind.lower(), f"{kind.lower()}s", short)}
+#: tries of the read-modify-write of the crashed-workloads annotation
+CONFLICT_RETRIES = 5
+
+_log = structlog.get_logger("fleetkeeper.fault")
+#: (cluster, annotation, value) already reported as unreadable
+_reported: set[tuple[str, str, str]] = set()
 
 
+@dataclass(frozen=True, slots=True)
+class Workload:
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+
+    @property
+    def key(self) -> ObjectKey:
+        return ObjectKey(group_of(self.api_version), self.kind, self.namespace, self.name)
+
+    def to_dict(self) -> dict[str, str]:
+        return {"apiVersion": self.api_version, "kind": self.kind, "namespace": self.namespace,
+                "name": self.name}
+
+
+# --------------------------------------------------------------------------- the member side
 def apply_faults(cluster: Cluster, member: SimulatedCluster) -> None:
-    """Make ``member`` match the faults annotated on ``cluster`` (absent: leave it alone)."""
-    dns = cluster.annotations().get(DNS_ANNOTATION)
+    """Make ``member`` match the faults annotated on ``cluster`` (an absent annotation: that
+    part is left alone; an unreadable one is ignored and logged once)."""
+    annotations = cluster.annotations()
+    api = annotations.get(API_ANNOTATION)
+    if api is not None:
+        _apply_api(cluster.name, api, member)
+    nodes = annotations.get(NODES_ANNOTATION)
+    if nodes is not None:
+        count = _node_count(nodes)
+        if count is None:
+            _unreadable(cluster.name, NODES_ANNOTATION, nodes, f"a whole number of nodes, 0 to {MAX_NODES}")
+        elif count != member.node_count:
+            member.set_nodes(count)
+    crashed = annotations.get(CRASHED_ANNOTATION)
+    if crashed is not None:
+        workloads = parse_workloads(crashed)
+        if workloads is None:
+            _unreadable(cluster.name, CRASHED_ANNOTATION, crashed,
+                        "a JSON list of {apiVersion, kind, namespace, name}")
+        else:
+            wanted = {w.key for w in workloads}
+            for key in sorted(wanted - member.crashed):
+                member.crash(key)
+            for key in sorted(member.crashed - wanted):
+                member.heal(key)
+    dns = annotations.get(DNS_ANNOTATION)
     if dns == "down" and member.dns_ok:
         member.dns_down()
     elif dns == "up" and not member.dns_ok:
         member.dns_up()
+    elif dns is not None and dns not in ("down", "up"):
+        _unreadable(cluster.name, DNS_ANNOTATION, dns, "down or up")
+
+
+def _apply_api(cluster: str, value: str, member: SimulatedCluster) -> None:
+    actions = {"down": member.down, "blackhole": member.blackhole, "unhealthy": member.unhealthy,
+               "up": member.up}
+    act = actions.get(value)
+    if act is None:
+        _unreadable(cluster, API_ANNOTATION, value, "down, blackhole, unhealthy or up")
+    elif member.state.value != value:
+        act()
+
+
+def _node_count(value: str) -> int | None:
+    try:
+        count = int(value)
+    except ValueError:
+        return None
+    return count if 0 <= count <= MAX_NODES else None
+
+
+def parse_workloads(value: str) -> list[Workload] | None:
+    """The crashed-workloads annotation's list (``None`` when it cannot be read)."""
+    try:
+        items = json.loads(value)
+    except ValueError:
+        return None
+    if not isinstance(items, list):
+        return None
+    out: list[Workload] = []
+    for item in items:
+        if not isinstance(item, dict):
+            return None
+        fields = [item.get(name) for name in ("apiVersion", "kind", "namespace", "name")]
+        strings = [f for f in fields if isinstance(f, str) and f]
+        if len(strings) != len(fields):
+            return None
+        out.append(Workload(*strings))
+    return out
+
+
+def _unreadable(cluster: str, annotation: str, value: str, wanted: str) -> None:
+    if (cluster, annotation, value) not in _reported:
+        _reported.add((cluster, annotation, value))
+        _log.warning("fault annotation ignored", cluster=cluster, annotation=annotation, value=value,
+                     wanted=wanted)
+
+
+# --------------------------------------------------------------------------- the command
+def _workload(text: str, namespace: str) -> Workload:
+    kind, sep, name = text.partition("/")
+    known = WORKLOAD_KINDS.get(kind.lower())
+    if not sep or not name or "/" in name:
+        raise typer.BadParameter(f"{text!r}: expected KIND/NAME, e.g. deployment/nginx",
+                                 param_hint="WORKLOAD")
+    if known is None:
+        kinds = sorted({k for _, k in WORKLOAD_KINDS.values()})
+        raise typer.BadParameter(f"{kind!r} is not a workload kind with pods (known: {', '.join(kinds)})",
+                                 param_hint="WORKLOAD")
+    return Workload(known[0], known[1], namespace, name)
+
+
+def _check(action: str, workload: str | None, nodes: int | None) -> None:
+    if action in AGENT_ACTIONS:
+        raise typer.BadParameter(
+            f"{action} acts on a Pull cluster's agent, a process of its own: stop or start that "
+            "`fleetkeeper agent` instead (the members of `fleetkeeper up` are Push clusters)",
+            param_hint="ACTION")
+    if action not in KNOWN:
+        raise typer.BadParameter(f"unknown action {action!r} (known: {', '.join(KNOWN)})",
+                                 param_hint="ACTION")
+    if action == SET_NODES:
+        if nodes is None:
+            raise typer.BadParameter("setNodes needs the node count: --nodes N", param_hint="--nodes")
+        if not 0 <= nodes <= MAX_NODES:
+            raise typer.BadParameter(f"must be 0 to {MAX_NODES}, got {nodes}", param_hint="--nodes")
+    elif nodes is not None:
+        raise typer.BadParameter(f"only setNodes takes a node count, not {action}", param_hint="--nodes")
+    if action in (CRASH, HEAL):
+        if workload is None:
+            raise typer.BadParameter(f"{action} needs the workload: KIND/NAME, e.g. deployment/nginx",
+                                     param_hint="WORKLOAD")
+    elif workload is not None:
+        raise typer.BadParameter(f"only {CRASH} and {HEAL} take a workload, not {action}",
+                                 param_hint="WORKLOAD")
+
+
+async def _set_crashed(session: connect.Session, cluster: str, workload: Workload, crash: bool) -> str:
+    """Add ``workload`` to (or remove it from) the cluster's crashed list; the new value."""
+    for _ in range(CONFLICT_RETRIES):
+        current = await session.client.get(Cluster, cluster)
+        listed = parse_workloads(current.annotations().get(CRASHED_ANNOTATION, "[]")) or []
+        keep = [w for w in listed if w.key != workload.key]
+        wanted = sorted([*keep, workload] if crash else keep, key=lambda w: w.key)
+        value = json.dumps([w.to_dict() for w in wanted], separators=(",", ":"))
+        patch: dict[str, Any] = {"metadata": {"resourceVersion": current.metadata.resource_version,
+                                              "annotations": {CRASHED_ANNOTATION: value}}}
+        try:
+            await session.client.patch(Cluster, cluster, patch=patch, patch_type="merge")
+        except errors.Conflict:
+            continue
+        _warn_if_not_simulated(current)
+        return value
+    raise connect.Failed(f"cluster/{cluster}: changed {CONFLICT_RETRIES} times while being annotated; "
+                         "try again")
+
+
+def _warn_if_not_simulated(cluster: Cluster) -> None:
+    endpoint = cluster.spec.api_endpoint or ""
+    if not endpoint.startswith("simulated://"):
+        typer.echo(f"warning: cluster/{cluster.name} is not a simulated member (apiEndpoint "
+                   f"{endpoint or 'none'}): the fault is recorded, but nothing acts on it", err=True)
 
 
 def fault(
-    action: Annotated[str, typer.Argument(help="dnsDown or dnsUp (as in scenarios)", show_default=False)],
+    action: Annotated[str, typer.Argument(
+        help="clusterDown, clusterBlackhole, clusterUnhealthy, clusterUp, setNodes, crashWorkload, "
+             "healWorkload, dnsDown or dnsUp (as in scenarios)", show_default=False)],
     cluster: Annotated[str, typer.Argument(help="the member cluster", show_default=False)],
+    workload: Annotated[str | None, typer.Argument(
+        help="for crashWorkload and healWorkload: KIND/NAME, e.g. deployment/nginx",
+        show_default=False)] = None,
+    namespace: Annotated[str, typer.Option("--namespace", "-n", help="the workload's namespace")] = "default",
+    nodes: Annotated[int | None, typer.Option(
+        "--nodes", help="for setNodes: the member's node count from now on", show_default=False)] = None,
     kubeconfig: connect.KubeconfigOption = None,
 ) -> None:
-    """Inject a fault into a simulated member cluster of a running `fleetkeeper up`."""
-    value = ACTIONS.get(action)
-    if value is None:
-        raise typer.BadParameter(f"unknown action {action!r} (known: {', '.join(ACTIONS)})",
-                                 param_hint="ACTION")
+    """Inject a fault into a simulated member cluster of a running `fleetkeeper up`.
 
-    async def act(session: connect.Session) -> None:
-        patch = {"metadata": {"annotations": {DNS_ANNOTATION: value}}}
-        await session.client.patch(Cluster, cluster, patch=patch, patch_type="merge")
+    The fault is an annotation on the Cluster; it stays, across restarts, until undone.
+    Watch the plane react: kubectl get clusters; kubectl get rb -A -w.
+    """
+    _check(action, workload, nodes)
+    target = _workload(workload, namespace) if workload is not None else None
 
-    connect.run(kubeconfig, act)
-    typer.echo(f"cluster/{cluster} {action} (annotated {DNS_ANNOTATION}={value})")
+    async def act(session: connect.Session) -> str:
+        if target is not None:
+            return f"{CRASHED_ANNOTATION}={await _set_crashed(session, cluster, target, action == CRASH)}"
+        annotation, value = (NODES_ANNOTATION, str(nodes)) if action == SET_NODES else ACTIONS[action]
+        patch = {"metadata": {"annotations": {annotation: value}}}
+        patched = await session.client.patch(Cluster, cluster, patch=patch, patch_type="merge")
+        _warn_if_not_simulated(patched)
+        return f"{annotation}={value}"
+
+    recorded = connect.run(kubeconfig, act)
+    typer.echo(f"cluster/{cluster} {action} (annotated {recorded})")
 
 
-__all__ = ["ACTIONS", "DNS_ANNOTATION", "apply_faults", "fault"]
+__all__ = ["ACTIONS", "API_ANNOTATION", "CRASHED_ANNOTATION", "DNS_ANNOTATION", "NODES_ANNOTATION",
+           "WORKLOAD_KINDS", "Workload", "apply_faults", "fault", "parse_workloads"]

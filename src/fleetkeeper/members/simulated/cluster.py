@@ -204,22 +204,38 @@ class SimulatedCluster:
 
     def crash_workload(self, api_version: str, kind: str, namespace: str, name: str) -> None:
         """``crashWorkload``: the workload's pods (present and future) crash-loop."""
-        key = ObjectKey(group_of(api_version), kind, namespace, name)
+        self.crash(ObjectKey(group_of(api_version), kind, namespace, name))
+
+    def heal_workload(self, api_version: str, kind: str, namespace: str, name: str) -> None:
+        """``healWorkload``: undo ``crash_workload`` (crashed pods restart and get Ready)."""
+        self.heal(ObjectKey(group_of(api_version), kind, namespace, name))
+
+    def crash(self, key: ObjectKey) -> None:
+        """:meth:`crash_workload` by the workload's key (group, kind, namespace, name)."""
         self.engine.crashed.add(key)
         for pod in self._pods_of(key):
             self.engine.lifecycle.crash(pod)
             self.engine.pod_changed(pod)
         self.engine.drain()
 
-    def heal_workload(self, api_version: str, kind: str, namespace: str, name: str) -> None:
-        """``healWorkload``: undo ``crash_workload`` (crashed pods restart and get Ready)."""
-        key = ObjectKey(group_of(api_version), kind, namespace, name)
+    def heal(self, key: ObjectKey) -> None:
+        """:meth:`heal_workload` by the workload's key."""
         self.engine.crashed.discard(key)
         for pod in self._pods_of(key):
             if pod.crashing:
                 self.engine.lifecycle.restart(pod)
                 self.engine.pod_changed(pod)
         self.engine.drain()
+
+    @property
+    def crashed(self) -> frozenset[ObjectKey]:
+        """The workloads whose pods crash-loop now."""
+        return frozenset(self.engine.crashed)
+
+    @property
+    def node_count(self) -> int:
+        """How many nodes the cluster has now."""
+        return len(self.engine.scheduler.nodes)
 
     # -- helpers --------------------------------------------------------------------------
     async def _gate(self) -> None:
