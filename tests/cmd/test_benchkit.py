@@ -53,3 +53,26 @@ def test_completion_counts_bindings_as_they_finish_and_notes_when_the_last_did()
 
     counts, noted = clock.run(main())
     assert counts == [1, 2, 2] and noted
+
+
+def test_a_closed_completion_notes_nothing_more() -> None:
+    clock = VirtualClock()
+
+    async def main() -> tuple[int, set[str]]:
+        client = LocalClient(open_store("memory://", clock=clock), clock=clock)
+        informer: Informer[ResourceBinding] = Informer(client, ResourceBinding, clock=clock)
+        task = asyncio.create_task(informer.run())
+        await client.create(binding("a"))
+        await informer.wait_for_sync()
+        done = Completion(informer, lambda b: healthy(b, 1))
+        done.close()
+        stored = await client.get(ResourceBinding, "a", "bench")
+        await client.update_status(stored.model_copy(update={"status": binding("a", "Healthy").status}))
+        await clock.sleep(1)
+        cached = informer.get("bench/a")
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        assert cached is not None and healthy(cached, 1), "the change never reached the cache"
+        return done.count(), done.finished
+
+    assert clock.run(main()) == (0, set())

@@ -193,9 +193,12 @@ async def _populate(plane: ControlPlane, names: list[str], bindings: int, task: 
                                                       labels=labels))
     done = benchkit.Completion(plane.manager.informers.informer_for(ResourceBinding),
                                lambda binding: benchkit.healthy(binding, REPLICAS))
-    await benchkit.wait_until(lambda: done.count() >= bindings, task, deadline=deadline,
-                              report=progress.counting("setup: workloads Healthy", lambda: len(done.finished),
-                                                       bindings))
+    try:
+        await benchkit.wait_until(lambda: done.count() >= bindings, task, deadline=deadline,
+                                  report=progress.counting("setup: workloads Healthy",
+                                                           lambda: len(done.finished), bindings))
+    finally:
+        done.close()
     return len(done.finished)
 
 

@@ -148,7 +148,13 @@ class Completion:
         self._done = done
         self.finished: set[str] = set()
         self.last_at: float | None = None
-        bindings.add_handler(FuncHandler(self._note))  # what is cached already is replayed
+        self._bindings = bindings
+        self._handler: FuncHandler[ResourceBinding] = FuncHandler(self._note)
+        bindings.add_handler(self._handler)  # what is cached already is replayed
+
+    def close(self) -> None:
+        """Stop noting changes (a setup's wait, once over, costs nothing in the measured phase)."""
+        self._bindings.remove_handler(self._handler)
 
     def _note(self, old: ResourceBinding | None, new: ResourceBinding | None) -> None:
         """A finished binding is not looked at again."""

@@ -144,6 +144,11 @@ class Informer(Generic[T]):
         for obj in self._store.list():
             self._call(handler.on_add, obj)
 
+    def remove_handler(self, handler: EventHandler[T]) -> None:
+        """Stop reporting changes to ``handler`` (one added with :meth:`add_handler`); a change
+        being reported right now still reaches it."""
+        self._handlers.remove(handler)
+
     # ------------------------------------------------------------------ the loop
     async def run(self) -> None:
         """List, then watch, forever (until cancelled); re-list when the watch is lost."""
