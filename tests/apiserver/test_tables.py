@@ -36,3 +36,56 @@ def test_unknown_kinds_get_name_and_age_and_missing_fields_print_none() -> None:
     assert rendered["rows"][0]["cells"] == ["w", "<unknown>"]
     work = table("work.karmada.io", "Work", [{"metadata": {"name": "w"}}], now=NOW)
     assert work["rows"][0]["cells"][1:3] == [None, None]
+
+
+EVENT = {"metadata": {"name": "member1.1", "namespace": "default"},
+         "type": "Warning", "reason": "EvictWorkload",
+         "involvedObject": {"kind": "ResourceBinding", "name": "nginx-deployment", "fieldPath": "spec"},
+         "source": {"component": "taint-manager"}, "message": " evicted from member1 \n",
+         "firstTimestamp": "2026-01-01T23:50:00Z", "lastTimestamp": "2026-01-01T23:59:00Z", "count": 3}
+
+
+def test_events_print_as_kubernetes_prints_them() -> None:
+    rendered = table("", "Event", [EVENT], now=NOW)
+    columns = [(c["name"], c["priority"]) for c in rendered["columnDefinitions"]]
+    assert columns == [("Last Seen", 0), ("Type", 0), ("Reason", 0), ("Object", 0), ("Subobject", 1),
+                       ("Source", 1), ("Message", 0), ("First Seen", 1), ("Count", 1), ("Name", 1)]
+    assert rendered["rows"][0]["cells"] == [
+        "60s", "Warning", "EvictWorkload", "resourcebinding/nginx-deployment", "spec", "taint-manager",
+        "evicted from member1", "10m", 3, "member1.1"]
+
+
+@pytest.mark.parametrize(("fields", "last", "first", "source", "count"), [
+    ({}, "10m", "10m", "fleetkeeper, node-1", 1),  # no lastTimestamp: the first; no count: 1
+    ({"series": {"count": 7, "lastObservedTime": "2026-01-01T23:58:00.000000Z"}}, "2m", "10m",
+     "fleetkeeper, node-1", 7),
+    ({"firstTimestamp": None, "eventTime": "2026-01-01T23:55:00.500000Z"}, "4m59s", "4m59s",
+     "fleetkeeper, node-1", 1),
+], ids=["only the first time", "a series", "only an event time"])
+def test_event_times_and_sources_fall_back_as_kubernetes_does(
+        fields: dict[str, object], last: str, first: str, source: str, count: int) -> None:
+    event = {**EVENT, "lastTimestamp": None, "count": None, "source": {},
+             "reportingComponent": "fleetkeeper", "reportingInstance": "node-1", **fields}
+    cells = table("", "Event", [event], now=NOW)["rows"][0]["cells"]
+    assert (cells[0], cells[7], cells[5], cells[8]) == (last, first, source, count)
+
+
+def test_timeline_entries_print_time_subject_action_and_message() -> None:
+    entry = {"metadata": {"name": "tl.1"}, "time": "2026-01-01T23:59:30.123456Z",
+             "action": "EvictionStarted",
+             "subject": {"kind": "ResourceBinding", "namespace": "default", "name": "nginx-deployment"},
+             "message": "evicted from member1", "reason": "TaintUntolerated", "component": "taint-manager"}
+    rendered = table("fleetkeeper.io", "TimelineEntry", [entry], now=NOW)
+    assert [c["name"] for c in rendered["columnDefinitions"] if c["priority"] == 0] == [
+        "Time", "Subject", "Action", "Message"]
+    assert rendered["rows"][0]["cells"] == [
+        "2026-01-01T23:59:30.123Z", "resourcebinding/default/nginx-deployment", "EvictionStarted",
+        "evicted from member1", "TaintUntolerated", "taint-manager", "tl.1"]
+
+
+def test_namespaces_print_their_status() -> None:
+    namespaces = [{"metadata": {"name": "karmada-es-member1"}},
+                  {"metadata": {"name": "gone"}, "status": {"phase": "Terminating"}}]
+    rendered = table("", "Namespace", namespaces, now=NOW)
+    assert [row["cells"][:2] for row in rendered["rows"]] == [
+        ["karmada-es-member1", "Active"], ["gone", "Terminating"]]

@@ -291,6 +291,15 @@ def test_up_serves_kubectl_and_propagates_the_seed(fleet: Fleet) -> None:
     listed = fleet.kubectl_ok("get", "works", "-A")
     assert "karmada-es-member1" in listed and "karmada-es-member2" in listed
 
+    # kubectl prints Events as Kubernetes does, and the failover timeline as a log
+    events = fleet.kubectl_ok("get", "events").splitlines()
+    assert events[0].split() == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert any("Normal" in row and "cluster/member1" in row for row in events[1:]), events
+    entries = fleet.kubectl_ok("get", "timelineentries").splitlines()
+    assert entries[0].split() == ["TIME", "SUBJECT", "ACTION", "MESSAGE"]
+    assert any("resourcebinding/default/nginx-deployment" in row and "Scheduled" in row
+               for row in entries[1:]), entries
+
     described = fleet.cli("describe", "binding", "default/nginx-deployment")
     assert described.returncode == 0, described.stderr
     timeline = described.stdout.split("Failover timeline (oldest first):")[1]

@@ -50,6 +50,17 @@ def parse_time(value: str) -> datetime:
     return _utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
 
 
+def millisecond_time(value: str, *, iso: bool) -> str:
+    """An RFC 3339 time in UTC to the millisecond, for people: ``2026-01-01T10:00:00.123Z`` (``iso``)
+    or ``2026-01-01 10:00:00.123``; a value that does not parse comes back as it is."""
+    try:
+        parsed = parse_time(value)
+    except ValueError:
+        return value
+    text = parsed.strftime("%Y-%m-%dT%H:%M:%S." if iso else "%Y-%m-%d %H:%M:%S.")
+    return f"{text}{parsed.microsecond // 1000:03d}{'Z' if iso else ''}"
+
+
 def human_duration(seconds: float) -> str:
     """Kubernetes' ``duration.HumanDuration`` (``42s``, ``5m3s``, ``3h``, ``9d``, ``2y``)."""
     s = int(seconds)
@@ -165,7 +176,8 @@ def field_error(path: str, message: str, *, kind: str | None = None, name: str |
                           kind=kind, name=name)
 
 
-__all__ = ["Model", "Time", "field_error", "format_time", "human_duration", "parse_time", "validation_error"]
+__all__ = ["Model", "Time", "field_error", "format_time", "human_duration", "millisecond_time", "parse_time",
+           "validation_error"]
 
 # ClassVar re-exported for kind modules that declare scheme metadata on classes.
 _ = ClassVar

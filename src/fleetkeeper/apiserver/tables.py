@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from fleetkeeper.api.base import human_duration, parse_time
+from fleetkeeper.api.base import human_duration, millisecond_time, parse_time
 
 Cell = str | int | float | bool | None
 
@@ -143,8 +143,101 @@ COLUMNS: dict[tuple[str, str], tuple[Column, ...]] = {
 }
 
 
+# --- kinds whose whole table differs: Events (as Kubernetes prints them), the timeline, Namespaces
+
+
+def _since(value: Any, now: datetime) -> str | None:
+    """Kubernetes' ``translateTimestampSince``: a human duration, ``None`` when absent."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return human_duration((now - parse_time(value)).total_seconds())
+    except ValueError:
+        return "<unknown>"
+
+
+def _event_first(obj: dict[str, Any], now: datetime) -> Cell:
+    return _since(obj.get("firstTimestamp"), now) or _since(obj.get("eventTime"), now) or "<unknown>"
+
+
+def _event_last(obj: dict[str, Any], now: datetime) -> Cell:
+    series = obj.get("series")
+    if isinstance(series, dict) and series.get("lastObservedTime"):
+        return _since(series.get("lastObservedTime"), now)
+    return _since(obj.get("lastTimestamp"), now) or _event_first(obj, now)
+
+
+def _event_object(obj: dict[str, Any], now: datetime) -> Cell:
+    involved = obj.get("involvedObject") or {}
+    return f"{str(involved.get('kind') or '').lower()}/{involved.get('name') or ''}"
+
+
+def _event_source(obj: dict[str, Any], now: datetime) -> Cell:
+    source = obj.get("source") or {}
+    component, host = str(source.get("component") or ""), str(source.get("host") or "")
+    if component:
+        return component + (f", {host}" if host else "")
+    controller, instance = obj.get("reportingComponent") or "", obj.get("reportingInstance") or ""
+    return controller + (f", {instance}" if instance else "")
+
+
+def _event_count(obj: dict[str, Any], now: datetime) -> Cell:
+    series = obj.get("series")
+    if isinstance(series, dict) and isinstance(series.get("count"), int):
+        return int(series["count"])
+    count = obj.get("count")
+    return count if isinstance(count, int) and count > 0 else 1
+
+
+def _message(obj: dict[str, Any], now: datetime) -> Cell:
+    message = obj.get("message")
+    return message.strip() if isinstance(message, str) else None
+
+
+def _time(obj: dict[str, Any], now: datetime) -> Cell:
+    """A timeline entry's time as ``2026-01-01T10:00:00.123Z`` (UTC, milliseconds)."""
+    value = obj.get("time")
+    return millisecond_time(value, iso=True) if isinstance(value, str) else None
+
+
+def _subject(obj: dict[str, Any], now: datetime) -> Cell:
+    subject = obj.get("subject") or {}
+    namespace = subject.get("namespace")
+    where = f"{namespace}/" if namespace else ""
+    return f"{str(subject.get('kind') or '').lower()}/{where}{subject.get('name')}"
+
+
+def _phase(obj: dict[str, Any], now: datetime) -> Cell:
+    return str(_get(obj, "status", "phase") or "Active")
+
+
+_NAME_WIDE = Column("Name", _name, priority=1, description="Name of the object.")
+
+#: (group, kind) → every column, for kinds whose table is not NAME, …, AGE
+FULL_COLUMNS: dict[tuple[str, str], tuple[Column, ...]] = {
+    ("", "Event"): (
+        Column("Last Seen", _event_last), Column("Type", field("type")), Column("Reason", field("reason")),
+        Column("Object", _event_object),
+        Column("Subobject", field("involvedObject", "fieldPath"), priority=1),
+        Column("Source", _event_source, priority=1), Column("Message", _message),
+        Column("First Seen", _event_first, priority=1),
+        Column("Count", _event_count, type="integer", priority=1), _NAME_WIDE,
+    ),
+    ("fleetkeeper.io", "TimelineEntry"): (
+        Column("Time", _time, description="When the decision was made (UTC)."),
+        Column("Subject", _subject), Column("Action", field("action")), Column("Message", _message),
+        Column("Reason", field("reason"), priority=1), Column("Component", field("component"), priority=1),
+        _NAME_WIDE,
+    ),
+    ("", "Namespace"): (NAME, Column("Status", _phase), AGE),
+}
+
+
 def columns_for(group: str, kind: str) -> tuple[Column, ...]:
-    """Every column of a kind, NAME first and AGE last."""
+    """Every column of a kind: NAME first and AGE last, or the kind's own (:data:`FULL_COLUMNS`)."""
+    full = FULL_COLUMNS.get((group, kind))
+    if full is not None:
+        return full
     return (NAME, *COLUMNS.get((group, kind), ()), AGE)
 
 
@@ -177,4 +270,5 @@ def table(
             "columnDefinitions": [c.definition() for c in columns], "rows": rows}
 
 
-__all__ = ["AGE", "COLUMNS", "NAME", "Column", "columns_for", "condition", "field", "human_duration", "table"]
+__all__ = ["AGE", "COLUMNS", "FULL_COLUMNS", "NAME", "Column", "columns_for", "condition", "field",
+           "human_duration", "table"]

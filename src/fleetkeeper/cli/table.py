@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from fleetkeeper.api.base import human_duration, parse_time
+from fleetkeeper.api.base import human_duration, millisecond_time, parse_time
 
 Cell = Callable[[dict[str, Any], datetime], str]
 NONE = "<none>"
@@ -76,13 +76,7 @@ def age(timestamp: Any, now: datetime) -> str:
 
 def timestamp(value: Any) -> str:
     """An RFC 3339 time as ``2026-01-01 10:00:00.123`` (UTC, milliseconds)."""
-    if not isinstance(value, str):
-        return NONE
-    try:
-        parsed = parse_time(value)
-    except ValueError:
-        return value
-    return parsed.strftime("%Y-%m-%d %H:%M:%S.") + f"{parsed.microsecond // 1000:03d}"
+    return millisecond_time(value, iso=False) if isinstance(value, str) else NONE
 
 
 def condition(obj: dict[str, Any], kind: str) -> dict[str, Any] | None:
