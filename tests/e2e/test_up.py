@@ -291,6 +291,11 @@ def test_up_serves_kubectl_and_propagates_the_seed(fleet: Fleet) -> None:
     listed = fleet.kubectl_ok("get", "works", "-A")
     assert "karmada-es-member1" in listed and "karmada-es-member2" in listed
 
+    namespaces = {row.split()[0]: row.split()[1] for row in fleet.kubectl_ok("get", "ns").splitlines()[1:]}
+    assert {name: namespaces.get(name) for name in ("default", "kube-system", "karmada-system",
+                                                    "karmada-cluster", "karmada-es-member1")} == {
+        "default": "Active", "kube-system": "Active", "karmada-system": "Active", "karmada-cluster": "Active",
+        "karmada-es-member1": "Active"}
     # kubectl prints Events as Kubernetes does, and the failover timeline as a log
     events = fleet.kubectl_ok("get", "events").splitlines()
     assert events[0].split() == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]

@@ -34,6 +34,12 @@ says so on stdout), keeps its caches warm, and starts its controllers the moment
 takes the lease over — when the leader releases it (a clean stop) or lets it expire (a
 crash). Waiting for leadership instead would leave every standby unready for good.
 
+**Namespaces.** The namespaces a Karmada control plane has from the start — ``default``,
+``kube-system``, ``kube-public``, ``kube-node-lease``, ``karmada-system`` and
+``karmada-cluster`` — are created when missing (``kubectl get ns`` lists them), by ``up``
+and by ``apiserver``. Objects in a namespace that does not exist are still accepted, as
+before.
+
 **Pull agents.** ``--pull-agent NAME`` (repeatable) registers cluster NAME in Pull mode,
 mints its agent token and writes ``STATE_DIR/agent-NAME.kubeconfig`` for
 ``fleetkeeper agent``. ``fleetkeeper token create-agent NAME`` does the token part while
@@ -64,6 +70,7 @@ import typer
 from fleetkeeper import errors
 from fleetkeeper.api import constants
 from fleetkeeper.api.cluster import Cluster, ClusterSpec
+from fleetkeeper.api.core import Namespace
 from fleetkeeper.api.meta import ObjectMeta
 from fleetkeeper.apiserver import (
     build_app,
@@ -73,6 +80,7 @@ from fleetkeeper.apiserver import (
 from fleetkeeper.cli import paths
 from fleetkeeper.cli.options import with_options
 from fleetkeeper.client.interface import Client
+from fleetkeeper.client.local import LocalClient
 from fleetkeeper.clock import Clock, SystemClock
 from fleetkeeper.cmd import components as parts
 from fleetkeeper.cmd.app import ControlPlane
@@ -109,6 +117,23 @@ def member_cluster(name: str) -> Cluster:
     """The Cluster a simulated Push member joins with."""
     return Cluster(metadata=ObjectMeta(name=name),
                    spec=ClusterSpec(sync_mode="Push", api_endpoint=f"simulated://{name}"))
+
+
+#: namespaces a Karmada control plane has from the start (Kubernetes' own, then Karmada's)
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease",
+                     constants.KARMADA_SYSTEM_NAMESPACE, constants.KARMADA_CLUSTER_NAMESPACE)
+
+
+async def ensure_namespaces(client: Client) -> list[str]:
+    """Create the :data:`SYSTEM_NAMESPACES` that are missing; the ones created now."""
+    created = []
+    for name in SYSTEM_NAMESPACES:
+        try:
+            await client.create(Namespace(metadata=ObjectMeta(name=name)))
+            created.append(name)
+        except errors.AlreadyExists:
+            pass
+    return created
 
 
 async def join_members(client: Client, count: int) -> tuple[list[str], list[str]]:
@@ -217,6 +242,7 @@ async def _start(run: Up, files: ServerFiles, sock: Any, store: Store, clock: Cl
     if not await _settle_leadership(run, app, plane.manager.elector, clock, stop, tasks):
         return None
     app.pending = "joining member clusters"
+    await ensure_namespaces(plane.client)
     joined, present = await join_members(plane.client, run.clusters)
     shown = [f"{n} (joined)" for n in joined] + present
     run.say("members", (", ".join(shown) or "none") + " — simulated, Push")
@@ -339,6 +365,7 @@ async def _serve_api(files: ServerFiles, sock: socket.socket, url: str, store_ur
         except (ValueError, ImportError, OSError) as exc:
             parts.fail(f"--store {store_url}: {exc}", 2)
         try:
+            await ensure_namespaces(LocalClient(opened, clock=clock))
             app = build_app(opened, clock=clock, tokens=files.tokens)
             started = asyncio.Event()
             server = asyncio.get_running_loop().create_task(
@@ -351,4 +378,5 @@ async def _serve_api(files: ServerFiles, sock: socket.socket, url: str, store_ur
             await opened.close()
 
 
-__all__ = ["Up", "apiserver", "join_members", "member_cluster", "run_up", "up"]
+__all__ = ["SYSTEM_NAMESPACES", "Up", "apiserver", "ensure_namespaces", "join_members", "member_cluster",
+           "run_up", "up"]
