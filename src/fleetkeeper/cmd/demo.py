@@ -72,6 +72,14 @@ async def _snapshot(driver: Driver, step: Step, out: list[Snapshot]) -> None:
     out.append(Snapshot(step.at, label, ready, scheduled, running, tasks))
 
 
+#: what to try after the demo, printed at its end
+NEXT_STEPS = (
+    "fleetkeeper simulate examples/seed-blog-member1-down.yaml --timeline   # this story, from its file",
+    "fleetkeeper simulate examples/app-failover-purge-gracefully.yaml --timeline   # application failover",
+    "fleetkeeper up   # then: fleetkeeper fault clusterDown member1; kubectl get rb -A -w",
+)
+
+
 def demo(
     state_dir: Annotated[
         Path | None, typer.Option(help="keep the sqlite state here (default: a temp dir)")
@@ -101,7 +109,7 @@ def demo(
         wall = time.perf_counter() - started
     console.print("[bold]Failover timeline[/bold]")
     for line in outcome.timeline:
-        console.print(f"  [cyan]t={line.t:6.1f}s[/cyan]  {line.subject:<28} {line.message}")
+        console.print(f"  [cyan]t={line.t:6.1f}s[/cyan]  {line.subject:<28} {line.message}", soft_wrap=True)
     console.print()
     console.print(_table(snaps, [c.name for c in sc.clusters]))
     for failure in outcome.failures:
@@ -109,6 +117,9 @@ def demo(
     verdict = "[green]every expectation held[/green]" if outcome.passed else "[red]expectations failed[/red]"
     console.print(f"\n{verdict}: {outcome.expectations - len(outcome.failures)}/{outcome.expectations} · "
                   f"{outcome.finished_at:g}s of virtual time in {wall:.2f}s wall")
+    console.print("\n[bold]Next[/bold]", soft_wrap=True)
+    for hint in NEXT_STEPS:
+        console.print(f"  {hint}", soft_wrap=True, markup=False)
     raise typer.Exit(0 if outcome.passed else 1)
 
 
