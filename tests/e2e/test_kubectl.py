@@ -379,6 +379,66 @@ def test_delete_waits_by_default_until_the_object_is_gone(env: Env, tmp_path: Pa
 # ------------------------------------------------------------------------------ bad requests over HTTPS
 
 
+# ------------------------------------------------------------------------------ kubectl create <kind>
+
+#: kubectl's typed commands (they send protobuf bodies) → the object they must leave, as stored
+CREATED = [
+    (["create", "namespace", "typed"], "namespace/typed",
+     {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "typed"}, "spec": {}}),
+    (["-n", "typed", "create", "configmap", "cfg", "--from-literal=a=b", "--from-literal=empty="], "cm/cfg",
+     {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": "typed"},
+      "data": {"a": "b", "empty": ""}}),
+    (["-n", "typed", "create", "secret", "generic", "creds", "--from-literal=user=admin"], "secret/creds",
+     {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds", "namespace": "typed"},
+      "data": {"user": "YWRtaW4="}}),
+    (["-n", "typed", "create", "deployment", "web", "--image=nginx:1.25", "--replicas=0", "--port=80"],
+     "deploy/web",
+     {"apiVersion": "apps/v1", "kind": "Deployment",
+      "metadata": {"name": "web", "namespace": "typed", "labels": {"app": "web"}},
+      "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "web"}},
+               "template": {"metadata": {"labels": {"app": "web"}},
+                            "spec": {"containers": [{"name": "nginx", "image": "nginx:1.25",
+                                                     "ports": [{"containerPort": 80}]}]}}}}),
+    (["-n", "typed", "create", "service", "nodeport", "web", "--tcp=80:http", "--node-port=30080"], "svc/web",
+     {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "typed",
+                                                         "labels": {"app": "web"}},
+      "spec": {"type": "NodePort", "selector": {"app": "web"},
+               "ports": [{"name": "80-http", "protocol": "TCP", "port": 80, "targetPort": "http",
+                          "nodePort": 30080}]}}),
+    (["-n", "typed", "create", "job", "once", "--image=busybox", "--", "echo", "hi"], "job/once",
+     {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "once", "namespace": "typed"},
+      "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
+          {"name": "once", "image": "busybox", "command": ["echo", "hi"]}]}}}}),
+    (["-n", "typed", "create", "rolebinding", "readers", "--clusterrole=view", "--user=alice"],
+     "rolebinding/readers",
+     {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+      "metadata": {"name": "readers", "namespace": "typed"},
+      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+      "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}]}),
+    (["-n", "typed", "create", "poddisruptionbudget", "web", "--selector=app=web", "--min-available=0"],
+     "pdb/web",
+     {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+      "metadata": {"name": "web", "namespace": "typed"},
+      "spec": {"minAvailable": 0, "selector": {"matchLabels": {"app": "web"}}}}),
+]
+
+
+def _as_created(found: dict[str, object]) -> dict[str, object]:
+    """The object without what the server adds (system metadata, status)."""
+    meta = dict(found["metadata"])  # type: ignore[call-overload]
+    for field in ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields"):
+        meta.pop(field, None)
+    return {**{k: v for k, v in found.items() if k != "status"}, "metadata": meta}
+
+
+def test_kubectls_typed_create_commands_send_protobuf_and_leave_the_object(env: Env) -> None:
+    for args, ref, expected in CREATED:
+        created = env.run(*args)
+        assert created.returncode == 0, f"kubectl {' '.join(args)}:\n{created.stdout}\n{created.stderr}"
+        found = orjson.loads(env.ok("get", ref, "-n", "typed", "-o", "json"))
+        assert _as_created(found) == expected, f"kubectl {' '.join(args)}"
+
+
 @pytest.mark.parametrize(("method", "path", "content_type", "body", "code", "reason"), [
     ("POST", "/apis/cluster.karmada.io/v1alpha1/clusters", "application/json", b'{"kind": ', 400,
      "BadRequest"),

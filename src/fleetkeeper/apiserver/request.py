@@ -25,6 +25,7 @@ from starlette.requests import Request
 
 from fleetkeeper import errors
 from fleetkeeper.api.scheme import ResourceInfo, Scheme
+from fleetkeeper.apiserver import protobuf
 from fleetkeeper.apiserver.discovery import SCALABLE
 
 MAX_BODY_BYTES = 3 * 1024 * 1024
@@ -160,10 +161,13 @@ def _check_text(text: str) -> None:
 
 
 def decode_object(body: bytes, content_type: str) -> dict[str, Any]:
-    """A body that must be one object (create, update, apply)."""
+    """A body that must be one object (create, update, apply); kubectl's typed commands send
+    protobuf (:mod:`~fleetkeeper.apiserver.protobuf`)."""
+    if content_type == protobuf.PROTOBUF:
+        return protobuf.decode_body(body)
     if content_type not in (JSON, YAML, APPLY_PATCH, "application/yml", "text/yaml"):
         raise errors.UnsupportedMediaType(f"the body of this request cannot be {content_type!r}; "
-                                          f"use {JSON} or {YAML}")
+                                          f"use {JSON}, {YAML} or {protobuf.PROTOBUF}")
     value = decode(body, content_type)
     if not isinstance(value, dict):
         raise errors.BadRequest(f"the request body must be a JSON object, got {type(value).__name__}")
