@@ -491,3 +491,19 @@ def test_a_pull_agent_may_write_only_its_own_cluster_status(seeded: Env) -> None
         elsewhere = http.post("/apis/work.karmada.io/v1alpha1/namespaces/karmada-es-member2/works", json={
             "metadata": {"name": "w1"}, "spec": {"workload": {"manifests": []}}})
         assert elsewhere.status_code == 403
+
+
+# ------------------------------------------------------------------------------ kubectl auth
+
+
+def test_auth_whoami_and_can_i_answer_for_the_admin_and_for_an_agent(env: Env) -> None:
+    assert [line.split(None, 1) for line in env.ok("auth", "whoami").splitlines()[1:]] == [
+        ["Username", "fleetkeeper-admin"], ["Groups", "[system:masters system:authenticated]"]]
+    assert env.ok("auth", "can-i", "create", "deployments").strip() == "yes"
+    agent = write_kubeconfig(env.files / "agent.kubeconfig", env.server.url, env.ca, AGENT_TOKEN)
+    whoami = env.run("--kubeconfig", str(agent), "auth", "whoami")
+    assert "system:fleetkeeper:agent:member1" in whoami.stdout, whoami.stderr
+    own = env.run("--kubeconfig", str(agent), "auth", "can-i", "update", "works", "-n", "karmada-es-member1")
+    assert (own.returncode, own.stdout.strip()) == (0, "yes"), own.stderr
+    other = env.run("--kubeconfig", str(agent), "auth", "can-i", "get", "works", "-n", "karmada-es-member2")
+    assert other.returncode == 1 and other.stdout.startswith("no - ") and "forbidden" in other.stdout

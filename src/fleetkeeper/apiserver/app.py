@@ -22,6 +22,7 @@ local development behind loopback only.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import structlog
 from starlette.applications import Starlette
@@ -32,7 +33,7 @@ from starlette.types import Receive, Scope, Send
 
 from fleetkeeper import errors
 from fleetkeeper.api.scheme import SCHEME, Scheme
-from fleetkeeper.apiserver import handlers, patching, scale
+from fleetkeeper.apiserver import handlers, patching, reviews, scale
 from fleetkeeper.apiserver.auth import ADMIN, Attributes, Tokens, User, authorize
 from fleetkeeper.apiserver.discovery import AGGREGATED_CONTENT_TYPE, version_info, wants_aggregated
 from fleetkeeper.apiserver.request import decode_object, media_type, read_body, resolve
@@ -81,6 +82,10 @@ class ApiServerApp:
             Route("/apis/{group}/", self._guard(self._group), methods=get),
             Route("/apis/{group}/{version}", self._guard(self._resources), methods=get),
             Route("/apis/{group}/{version}/", self._guard(self._resources), methods=get),
+            Route("/apis/{}/{}/{}".format(*reviews.ACCESS_REVIEW), self._guard(self._access_review),
+                  methods=["POST"]),
+            Route("/apis/{}/{}/{}".format(*reviews.SELF_REVIEW), self._guard(self._self_review),
+                  methods=["POST"]),
             Route("/apis/{group}/{version}/{rest:path}", self._guard(self._request), methods=every),
             Route("/{path:path}", self._guard(self._not_found), methods=every),
         ]
@@ -162,6 +167,17 @@ class ApiServerApp:
             raise errors.NotFound("the server could not find the requested resource")
         return Response(doc[0], media_type="application/json",
                         headers={"Cache-Control": "public, immutable", "Etag": f'"{doc[1]}"'})
+
+    async def _access_review(self, request: Request, user: User) -> Response:
+        return json_response(reviews.access_review(user, await self._review_body(request, user)), 201)
+
+    async def _self_review(self, request: Request, user: User) -> Response:
+        return json_response(reviews.self_review(user, await self._review_body(request, user)), 201)
+
+    async def _review_body(self, request: Request, user: User) -> dict[str, Any]:
+        if user.is_anonymous:
+            raise errors.Unauthorized("Unauthorized: this request needs a bearer token")
+        return decode_object(await self._body(request), media_type(request.headers.get("content-type")))
 
     async def _not_found(self, request: Request, user: User) -> Response:
         raise errors.NotFound("the server could not find the requested resource")

@@ -2,11 +2,12 @@
 
 kubectl's typed commands — ``kubectl create namespace|configmap|secret|serviceaccount|
 service|deployment|job|cronjob|role|clusterrole|rolebinding|clusterrolebinding|
-poddisruptionbudget`` and ``kubectl autoscale`` — send ``application/vnd.kubernetes.protobuf``
-and never fall back to JSON: the magic ``k8s\\x00``, then a ``runtime.Unknown`` envelope
-holding the object's apiVersion and kind and its bytes in the protobuf encoding of its
-Kubernetes type. :func:`decode_body` turns such a body into the JSON object the server
-would have received, and the request goes on as any other.
+poddisruptionbudget``, ``kubectl autoscale`` and ``kubectl auth can-i|whoami`` — send
+``application/vnd.kubernetes.protobuf`` and never fall back to JSON: the magic
+``k8s\\x00``, then a ``runtime.Unknown`` envelope holding the object's apiVersion and kind
+and its bytes in the protobuf encoding of its Kubernetes type. :func:`decode_body` turns
+such a body into the JSON object the server would have received, and the request goes
+on as any other.
 
 **What is read.** :data:`MESSAGES` knows, by field number (the Kubernetes API's protobuf
 definitions), the fields those commands can set on those kinds. The encoding writes
@@ -172,6 +173,14 @@ MESSAGES: dict[str, dict[int, Field]] = {
     "ResourceMetricSource": {1: _s("name"), 2: _m("target", "MetricTarget")},
     "MetricTarget": {1: _s("type"), 2: Field("value", "quantity"), 3: Field("averageValue", "quantity"),
                      4: _i("averageUtilization", keep_zero=True)},
+    # authorization.k8s.io/v1 and authentication.k8s.io/v1 (kubectl auth can-i, kubectl auth whoami)
+    "SelfSubjectAccessReview": {**_META, 2: _m("spec", "SelfSubjectAccessReviewSpec")},
+    "SelfSubjectAccessReviewSpec": {1: _m("resourceAttributes", "ResourceAttributes"),
+                                    2: _m("nonResourceAttributes", "NonResourceAttributes")},
+    "ResourceAttributes": {1: _s("namespace"), 2: _s("verb"), 3: _s("group"), 4: _s("version"),
+                           5: _s("resource"), 6: _s("subresource"), 7: _s("name")},
+    "NonResourceAttributes": {1: _s("path"), 2: _s("verb")},
+    "SelfSubjectReview": _META,
 }
 
 #: (apiVersion, kind) → the message of the object
@@ -184,6 +193,8 @@ KINDS: dict[tuple[str, str], str] = {
        for kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")},
     ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
     ("autoscaling/v2", "HorizontalPodAutoscaler"): "HorizontalPodAutoscaler",
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "SelfSubjectAccessReview",
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): "SelfSubjectReview",
 }
 
 _JSON_HINT = "send it as JSON instead (kubectl create -f FILE or kubectl apply -f FILE)"

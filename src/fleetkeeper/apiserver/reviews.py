@@ -1,0 +1,91 @@
+"""Who am I, and may I: ``kubectl auth whoami`` and ``kubectl auth can-i``.
+
+``POST /apis/authentication.k8s.io/v1/selfsubjectreviews`` answers with the caller's user
+name and groups; ``POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews`` with
+whether the caller may make a request — decided by the same
+:func:`~fleetkeeper.apiserver.auth.authorize` every request goes through, so a Pull
+agent's kubeconfig can be checked before the agent runs::
+
+    kubectl --kubeconfig agent-edge1.kubeconfig auth can-i update works -n karmada-es-edge1   # yes
+    kubectl --kubeconfig agent-edge1.kubeconfig auth can-i get works -n karmada-es-edge2      # no
+
+Non-resource requests (``kubectl auth can-i get /healthz``) are allowed to every
+authenticated caller for the endpoints anyone may read (health, version, discovery,
+OpenAPI), and to the admin for everything. Neither review is stored, as in Kubernetes.
+Bodies are JSON or, as kubectl's typed client sends them, protobuf.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fleetkeeper import errors
+from fleetkeeper.apiserver.auth import Attributes, User, authorize
+
+ACCESS_REVIEW = ("authorization.k8s.io", "v1", "selfsubjectaccessreviews")
+SELF_REVIEW = ("authentication.k8s.io", "v1", "selfsubjectreviews")
+#: non-resource paths every caller may GET (and what they start with)
+PUBLIC_PATHS = ("/healthz", "/livez", "/readyz", "/version", "/api", "/apis", "/openapi")
+
+
+def self_review(user: User, obj: dict[str, Any]) -> dict[str, Any]:
+    """The ``SelfSubjectReview`` answer: the caller's user info."""
+    _check_kind(obj, "authentication.k8s.io/v1", "SelfSubjectReview")
+    return {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview", "metadata": {},
+            "status": {"userInfo": {"username": user.name, "groups": list(user.groups)}}}
+
+
+def access_review(user: User, obj: dict[str, Any]) -> dict[str, Any]:
+    """The ``SelfSubjectAccessReview`` answer: ``status.allowed`` and the reason."""
+    _check_kind(obj, "authorization.k8s.io/v1", "SelfSubjectAccessReview")
+    spec = obj.get("spec")
+    spec = spec if isinstance(spec, dict) else {}
+    resource, other = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+    if isinstance(resource, dict) == isinstance(other, dict):
+        raise errors.Invalid(
+            "SelfSubjectAccessReview is invalid: exactly one of spec.resourceAttributes and "
+            "spec.nonResourceAttributes must be specified",
+            causes=[errors.Cause("spec.resourceAttributes", "exactly one of resourceAttributes, "
+                                 "nonResourceAttributes must be specified", "FieldValueRequired")],
+            kind="SelfSubjectAccessReview")
+    if isinstance(resource, dict):
+        allowed, reason = _resource_allowed(user, resource)
+    else:
+        assert isinstance(other, dict)
+        allowed, reason = _path_allowed(user, str(other.get("path") or ""), str(other.get("verb") or ""))
+    status: dict[str, Any] = {"allowed": allowed}
+    if reason:
+        status["reason"] = reason
+    return {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "metadata": {},
+            "spec": spec, "status": status}
+
+
+def _check_kind(obj: dict[str, Any], api_version: str, kind: str) -> None:
+    if obj.get("kind") not in (None, kind) or obj.get("apiVersion") not in (None, api_version):
+        raise errors.BadRequest(f"the body must be a {api_version} {kind}, got "
+                                f"{obj.get('apiVersion')} {obj.get('kind')}")
+
+
+def _resource_allowed(user: User, attributes: dict[str, Any]) -> tuple[bool, str]:
+    def text(name: str) -> str:
+        value = attributes.get(name)
+        return value if isinstance(value, str) else ""
+
+    try:
+        authorize(user, Attributes(verb=text("verb"), group=text("group"), resource=text("resource"),
+                                   namespace=text("namespace"), name=text("name"),
+                                   subresource=text("subresource") or None))
+    except (errors.Forbidden, errors.Unauthorized) as exc:
+        return False, exc.message
+    return True, "the admin may do anything" if user.is_admin else ""
+
+
+def _path_allowed(user: User, path: str, verb: str) -> tuple[bool, str]:
+    if user.is_admin:
+        return True, "the admin may do anything"
+    if verb.lower() == "get" and any(path == p or path.startswith(p + "/") for p in PUBLIC_PATHS):
+        return True, "health, version, discovery and OpenAPI are readable by everyone"
+    return False, f'User "{user.name}" cannot {verb} path "{path}"'
+
+
+__all__ = ["ACCESS_REVIEW", "PUBLIC_PATHS", "SELF_REVIEW", "access_review", "self_review"]
