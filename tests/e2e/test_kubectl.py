@@ -507,3 +507,10 @@ def test_auth_whoami_and_can_i_answer_for_the_admin_and_for_an_agent(env: Env) -
     assert (own.returncode, own.stdout.strip()) == (0, "yes"), own.stderr
     other = env.run("--kubeconfig", str(agent), "auth", "can-i", "get", "works", "-n", "karmada-es-member2")
     assert other.returncode == 1 and other.stdout.startswith("no - ") and "forbidden" in other.stdout
+
+
+def test_get_all_lists_the_workload_kinds(seeded: Env) -> None:
+    listed = seeded.ok("get", "all")
+    assert "deployment.apps/nginx" in listed
+    assert "propagationpolicy" not in listed  # Karmada's kinds are in their own category
+    assert "propagationpolicy.policy.karmada.io/nginx-propagation" in seeded.ok("get", "karmada-io")

@@ -44,11 +44,17 @@ _KINDS: Final[tuple[tuple[str, str, str, bool, tuple[str, ...], bool], ...]] = (
 )
 
 
+#: the kinds ``kubectl get all`` lists (Kubernetes' category ``all``)
+_ALL = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Job", "CronJob", "Pod", "Service",
+                  "HorizontalPodAutoscaler"})
+
+
 def _register_all() -> dict[str, type[Unstructured]]:
     out: dict[str, type[Unstructured]] = {}
     for api_version, kind, plural, namespaced, short_names, has_status in _KINDS:
         model = Unstructured.for_kind(api_version, kind, plural=plural, namespaced=namespaced,
-                                      short_names=short_names, has_status=has_status)
+                                      short_names=short_names, has_status=has_status,
+                                      categories=("all",) if kind in _ALL else ())
         SCHEME.add(model)
         out[kind] = model
     return out

@@ -152,7 +152,7 @@ class Unstructured(Resource):
     @classmethod
     def for_kind(
         cls, api_version: str, kind: str, *, plural: str | None = None, namespaced: bool = True,
-        short_names: tuple[str, ...] = (), has_status: bool = True,
+        short_names: tuple[str, ...] = (), has_status: bool = True, categories: tuple[str, ...] = (),
     ) -> type[Unstructured]:
         """The (cached) Unstructured subclass for one group/version/kind."""
         key = (api_version, kind)
@@ -165,6 +165,7 @@ class Unstructured(Resource):
                 "NAMESPACED": namespaced,
                 "SHORT_NAMES": short_names,
                 "HAS_STATUS": has_status,
+                "CATEGORIES": categories,
                 "__module__": __name__,
             }
             sub = type(f"Unstructured_{kind}", (Unstructured,), attrs)
