@@ -514,3 +514,11 @@ def test_get_all_lists_the_workload_kinds(seeded: Env) -> None:
     assert "deployment.apps/nginx" in listed
     assert "propagationpolicy" not in listed  # Karmada's kinds are in their own category
     assert "propagationpolicy.policy.karmada.io/nginx-propagation" in seeded.ok("get", "karmada-io")
+
+
+def test_metrics_are_for_the_admin(env: Env) -> None:
+    exposed = env.ok("get", "--raw", "/metrics")
+    assert "# TYPE fleetkeeper_reconcile_total counter" in exposed
+    agent = write_kubeconfig(env.files / "agent-metrics.kubeconfig", env.server.url, env.ca, AGENT_TOKEN)
+    refused = env.run("--kubeconfig", str(agent), "get", "--raw", "/metrics")
+    assert refused.returncode == 1 and "Forbidden" in refused.stderr and '"/metrics"' in refused.stderr

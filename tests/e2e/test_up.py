@@ -296,6 +296,11 @@ def test_up_serves_kubectl_and_propagates_the_seed(fleet: Fleet) -> None:
                                                     "karmada-cluster", "karmada-es-member1")} == {
         "default": "Active", "kube-system": "Active", "karmada-system": "Active", "karmada-cluster": "Active",
         "karmada-es-member1": "Active"}
+    # the controllers' reconciles, in the Prometheus format
+    metrics = fleet.kubectl_ok("get", "--raw", "/metrics")
+    scheduled = re.search(r'fleetkeeper_reconcile_total\{controller="scheduler",result="success"\} (\d+)',
+                          metrics)
+    assert scheduled and float(scheduled.group(1)) >= 1, metrics[:2000]
     # kubectl prints Events as Kubernetes does, and the failover timeline as a log
     events = fleet.kubectl_ok("get", "events").splitlines()
     assert events[0].split() == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]

@@ -7,7 +7,8 @@
     # fleetkeeper.apiserver.transport.InProcessTransport for httpx
 
 Routing is deliberately small: a handful of fixed endpoints (health, ``/version``,
-discovery, OpenAPI) and one endpoint per API root (``/api/v1/…``, ``/apis/{g}/{v}/…``)
+discovery, OpenAPI, ``/metrics`` for the admin, the self reviews of ``kubectl auth``) and
+one endpoint per API root (``/api/v1/…``, ``/apis/{g}/{v}/…``)
 whose rest is resolved against the scheme by :func:`fleetkeeper.apiserver.request.resolve`.
 Every request is authenticated first (a bad token is ``401`` anywhere; anonymous
 callers reach only the public read-only endpoints), then routed, then authorized on
@@ -25,6 +26,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import structlog
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -74,6 +76,7 @@ class ApiServerApp:
         routes = [Route(path, self._guard(fn), methods=get) for path, fn in fixed]
         routes += [Route(path + "/", self._guard(fn), methods=get) for path, fn in fixed]
         routes += [
+            Route("/metrics", self._guard(self._metrics), methods=get),
             Route("/openapi/v3/{path:path}", self._guard(self._openapi_doc), methods=get),
             Route("/api/{version}", self._guard(self._core_resources), methods=get),
             Route("/api/{version}/", self._guard(self._core_resources), methods=get),
@@ -167,6 +170,15 @@ class ApiServerApp:
             raise errors.NotFound("the server could not find the requested resource")
         return Response(doc[0], media_type="application/json",
                         headers={"Cache-Control": "public, immutable", "Etag": f'"{doc[1]}"'})
+
+    async def _metrics(self, request: Request, user: User) -> Response:
+        """The process's Prometheus metrics (the controllers' reconciles when they run here); the
+        admin only, as Kubernetes grants ``get /metrics``."""
+        if user.is_anonymous:
+            raise errors.Unauthorized("Unauthorized: this request needs a bearer token")
+        if not user.is_admin:
+            raise errors.Forbidden(f'forbidden: User "{user.name}" cannot get path "/metrics"')
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     async def _access_review(self, request: Request, user: User) -> Response:
         return json_response(reviews.access_review(user, await self._review_body(request, user)), 201)
