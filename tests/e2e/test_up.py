@@ -301,6 +301,8 @@ def test_up_serves_kubectl_and_propagates_the_seed(fleet: Fleet) -> None:
     scheduled = re.search(r'fleetkeeper_reconcile_total\{controller="scheduler",result="success"\} (\d+)',
                           metrics)
     assert scheduled and float(scheduled.group(1)) >= 1, metrics[:2000]
+    assert 'fleetkeeper_cluster_ready{cluster="member1",status="True"} 1.0' in metrics
+    assert 'fleetkeeper_bindings{state="fully_applied"} 1.0' in metrics
     # kubectl prints Events as Kubernetes does, and the failover timeline as a log
     events = fleet.kubectl_ok("get", "events").splitlines()
     assert events[0].split() == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]

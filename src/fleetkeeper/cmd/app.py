@@ -60,6 +60,7 @@ CONTROLLERS: tuple[str, ...] = (
     "fleetkeeper.controllers.application_failover",
     "fleetkeeper.controllers.remedy",
     "fleetkeeper.controllers.multicluster_ingress",
+    "fleetkeeper.controllers.fleet_metrics",
     # simulated members only: their DNS, the per-node service-name-resolution detectors
     # (like Karmada's example DaemonSet) and their Services' HTTP endpoints
     "fleetkeeper.cmd.detector",
