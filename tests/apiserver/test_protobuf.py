@@ -7,9 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fleetkeeper import errors
-from fleetkeeper.apiserver.protobuf import MESSAGES, decode_body
+from fleetkeeper.apiserver.protobuf import KINDS, MESSAGES, decode_body
 
 VARINT, LENGTH = 0, 2
 
@@ -127,3 +129,57 @@ def test_every_message_a_field_names_is_in_the_table() -> None:
     scalars = {"string", "bytes", "int", "bool", "time", "intorstr", "quantity", "map"}
     named = {f.kind for fields in MESSAGES.values() for f in fields.values()} - scalars
     assert named <= set(MESSAGES), named - set(MESSAGES)
+
+
+def read_or_refused(raw: bytes, kind: tuple[str, str]) -> None:
+    """The answer is an object of the kind, or a 4xx — never a crash (a 500)."""
+    try:
+        decoded = decode_body(body(*kind, raw))
+    except (errors.BadRequest, errors.UnsupportedMediaType):
+        return
+    assert (decoded["apiVersion"], decoded["kind"]) == kind
+
+
+@settings(max_examples=400, deadline=None)
+@given(raw=st.binary(max_size=200), kind=st.sampled_from(sorted(KINDS)))
+def test_any_bytes_are_read_or_refused_with_a_status(raw: bytes, kind: tuple[str, str]) -> None:
+    read_or_refused(raw, kind)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seconds=st.integers(min_value=-(1 << 63), max_value=(1 << 63) - 1),
+       nanos=st.integers(min_value=-(1 << 31), max_value=(1 << 31) - 1))
+def test_any_time_is_read_or_refused(seconds: int, nanos: int) -> None:
+    raw = field(1, meta("x", created=field(8, field(1, seconds) + field(2, nanos))))
+    try:
+        decode_body(body("v1", "Namespace", raw))
+    except errors.BadRequest as exc:
+        assert "creationTimestamp" in exc.message
+
+
+def _wire() -> st.SearchStrategy[bytes]:
+    """Well-formed protobuf messages of any shape: random field numbers, numbers, texts and
+    nested messages — the bodies a confused or hostile client could send."""
+    leaf = st.one_of(st.integers(min_value=-(1 << 63), max_value=(1 << 64) - 1).map(lambda n: ("n", n)),
+                     st.text(max_size=12).map(lambda t: ("t", t)))
+
+    def nest(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        return st.lists(st.tuples(st.integers(min_value=1, max_value=45), children), max_size=6).map(
+            lambda fields: ("m", fields))
+
+    def encode(value: Any) -> bytes:
+        tag, payload = value
+        if tag == "n":
+            return varint(payload)
+        if tag == "t":
+            return str(payload).encode()
+        return b"".join(field(number, encode(child) if child[0] != "n" else child[1])
+                        for number, child in payload)
+
+    return st.recursive(leaf, nest, max_leaves=30).filter(lambda v: v[0] == "m").map(encode)
+
+
+@settings(max_examples=300, deadline=None)
+@given(raw=_wire(), kind=st.sampled_from(sorted(KINDS)))
+def test_any_well_formed_message_is_read_or_refused_with_a_status(raw: bytes, kind: tuple[str, str]) -> None:
+    read_or_refused(raw, kind)

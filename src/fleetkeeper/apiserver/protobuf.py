@@ -297,7 +297,11 @@ def _scalar(kind: str, value: int | bytes, where: str, depth: int) -> Any:
         seconds, nanos = int(parts.get("seconds", 0)), int(parts.get("nanos", 0))
         if not seconds and not nanos:
             return None
-        return format_time(datetime.fromtimestamp(seconds + nanos / 1e9, UTC))
+        try:
+            return format_time(datetime.fromtimestamp(seconds + nanos / 1e9, UTC))
+        except (ValueError, OverflowError, OSError):
+            raise errors.BadRequest(f"the protobuf body is malformed: {where} ({seconds}s, {nanos}ns) "
+                                    "is not a time") from None
     if kind == "intorstr":
         parts = _message_dict({1: _i("type"), 2: _i("intVal"), 3: _s("strVal")}, value, where, depth)
         return str(parts.get("strVal", "")) if parts.get("type") == 1 else int(parts.get("intVal", 0))
