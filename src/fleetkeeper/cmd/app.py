@@ -61,6 +61,7 @@ CONTROLLERS: tuple[str, ...] = (
     "fleetkeeper.controllers.remedy",
     "fleetkeeper.controllers.multicluster_ingress",
     "fleetkeeper.controllers.fleet_metrics",
+    "fleetkeeper.controllers.namespaces",
     # simulated members only: their DNS, the per-node service-name-resolution detectors
     # (like Karmada's example DaemonSet) and their Services' HTTP endpoints
     "fleetkeeper.cmd.detector",
