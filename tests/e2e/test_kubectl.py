@@ -390,7 +390,7 @@ CREATED = [
       "data": {"a": "b", "empty": ""}}),
     (["-n", "typed", "create", "secret", "generic", "creds", "--from-literal=user=admin"], "secret/creds",
      {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds", "namespace": "typed"},
-      "data": {"user": "YWRtaW4="}}),
+      "data": {"user": "YWRtaW4="}, "type": "Opaque"}),
     (["-n", "typed", "create", "deployment", "web", "--image=nginx:1.25", "--replicas=0", "--port=80"],
      "deploy/web",
      {"apiVersion": "apps/v1", "kind": "Deployment",

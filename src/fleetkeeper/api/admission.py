@@ -32,6 +32,7 @@ from fleetkeeper.api.admission_policy import (
     validate_propagation,
     validate_taint_policy,
 )
+from fleetkeeper.api.builtin import BUILTIN
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.config import ResourceInterpreterCustomization
 from fleetkeeper.api.core import Event, Namespace
@@ -165,7 +166,16 @@ def _ric(obj: ResourceInterpreterCustomization, old: ResourceInterpreterCustomiz
         errs.required("spec.target.kind")
 
 
+def _secret(obj: Unstructured, old: Unstructured | None, creating: bool, now: datetime,
+            errs: FieldErrors) -> None:
+    """A Secret without a type is ``Opaque``, as Kubernetes defaults it."""
+    extra = obj.model_extra  # the fields of an unstructured object beside its metadata
+    if extra is not None and not extra.get("type"):
+        extra["type"] = "Opaque"
+
+
 _RULES: dict[type[Resource], _Rule] = {
+    BUILTIN["Secret"]: _secret,
     Cluster: _cluster,
     PropagationPolicy: _pp,
     ClusterPropagationPolicy: _cpp,
