@@ -174,8 +174,16 @@ def _secret(obj: Unstructured, old: Unstructured | None, creating: bool, now: da
         extra["type"] = "Opaque"
 
 
+def _namespace(obj: Namespace, old: Namespace | None, creating: bool, now: datetime,
+               errs: FieldErrors) -> None:
+    """A new Namespace is ``Active``, as Kubernetes creates it."""
+    if creating and obj.status.phase is None:
+        obj.status.phase = "Active"
+
+
 _RULES: dict[type[Resource], _Rule] = {
     BUILTIN["Secret"]: _secret,
+    Namespace: _namespace,
     Cluster: _cluster,
     PropagationPolicy: _pp,
     ClusterPropagationPolicy: _cpp,

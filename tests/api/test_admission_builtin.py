@@ -1,4 +1,5 @@
-"""Secrets are defaulted as Kubernetes defaults them: no type is ``Opaque``."""
+"""Built-in kinds defaulted as Kubernetes defaults them: a Secret without a type is ``Opaque``,
+a new Namespace is ``Active``."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from datetime import UTC, datetime
 
 from fleetkeeper.api.admission import admit
 from fleetkeeper.api.builtin import Secret
+from fleetkeeper.api.core import Namespace
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -26,3 +28,10 @@ def test_a_secret_without_a_type_is_opaque() -> None:
 
 def test_a_secrets_type_is_kept() -> None:
     assert secret(type="kubernetes.io/tls")["type"] == "kubernetes.io/tls"
+
+
+def test_a_new_namespace_is_active_and_an_update_keeps_what_it_says() -> None:
+    created = admit(Namespace.from_dict({"metadata": {"name": "prod"}}), None, operation="CREATE", now=NOW)
+    assert created.status.phase == "Active"
+    going = Namespace.from_dict({"metadata": {"name": "prod"}, "status": {"phase": "Terminating"}})
+    assert admit(going, created, operation="UPDATE", now=NOW).status.phase == "Terminating"
