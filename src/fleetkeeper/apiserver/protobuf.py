@@ -2,7 +2,7 @@
 
 kubectl's typed commands — ``kubectl create namespace|configmap|secret|serviceaccount|
 service|deployment|job|cronjob|role|clusterrole|rolebinding|clusterrolebinding|
-poddisruptionbudget``, ``kubectl autoscale`` and ``kubectl auth can-i|whoami`` — send
+poddisruptionbudget|ingress``, ``kubectl autoscale`` and ``kubectl auth can-i|whoami`` — send
 ``application/vnd.kubernetes.protobuf`` and never fall back to JSON: the magic
 ``k8s\\x00``, then a ``runtime.Unknown`` envelope holding the object's apiVersion and kind
 and its bytes in the protobuf encoding of its Kubernetes type. :func:`decode_body` turns
@@ -50,6 +50,8 @@ class Field:
     repeated: bool = False
     value: str = ""
     keep_zero: bool = False
+    #: a Go struct embedded without a JSON name: its fields are the parent's (``IngressRule.http``)
+    inline: bool = False
 
 
 def _s(name: str) -> Field:
@@ -173,6 +175,20 @@ MESSAGES: dict[str, dict[int, Field]] = {
     "ResourceMetricSource": {1: _s("name"), 2: _m("target", "MetricTarget")},
     "MetricTarget": {1: _s("type"), 2: Field("value", "quantity"), 3: Field("averageValue", "quantity"),
                      4: _i("averageUtilization", keep_zero=True)},
+    # networking.k8s.io/v1
+    "Ingress": {**_META, 2: _m("spec", "IngressSpec")},
+    "IngressSpec": {4: _s("ingressClassName"), 1: _m("defaultBackend", "IngressBackend"),
+                    2: _list("tls", "IngressTLS"), 3: _list("rules", "IngressRule")},
+    "IngressBackend": {4: _m("service", "IngressServiceBackend"),
+                       3: _m("resource", "TypedLocalObjectReference")},
+    "IngressServiceBackend": {1: _s("name"), 2: _m("port", "ServiceBackendPort")},
+    "ServiceBackendPort": {1: _s("name"), 2: _i("number")},
+    "TypedLocalObjectReference": {1: _s("apiGroup"), 2: _s("kind"), 3: _s("name")},
+    "IngressTLS": {1: _list("hosts", "string"), 2: _s("secretName")},
+    "IngressRule": {1: _s("host"), 2: Field("ingressRuleValue", "IngressRuleValue", inline=True)},
+    "IngressRuleValue": {1: _m("http", "HTTPIngressRuleValue")},
+    "HTTPIngressRuleValue": {1: _list("paths", "HTTPIngressPath")},
+    "HTTPIngressPath": {1: _s("path"), 3: _s("pathType"), 2: _m("backend", "IngressBackend")},
     # authorization.k8s.io/v1 and authentication.k8s.io/v1 (kubectl auth can-i, kubectl auth whoami)
     "SelfSubjectAccessReview": {**_META, 2: _m("spec", "SelfSubjectAccessReviewSpec")},
     "SelfSubjectAccessReviewSpec": {1: _m("resourceAttributes", "ResourceAttributes"),
@@ -193,6 +209,7 @@ KINDS: dict[tuple[str, str], str] = {
        for kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")},
     ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
     ("autoscaling/v2", "HorizontalPodAutoscaler"): "HorizontalPodAutoscaler",
+    ("networking.k8s.io/v1", "Ingress"): "Ingress",
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "SelfSubjectAccessReview",
     ("authentication.k8s.io/v1", "SelfSubjectReview"): "SelfSubjectReview",
 }
@@ -333,6 +350,8 @@ def _message_dict(schema: dict[int, Field], data: bytes, where: str, depth: int)
             out.setdefault(field.name, {})[str(entry.get("key", ""))] = entry.get("value", "")
         elif field.repeated:  # strings and messages: one entry per element
             out.setdefault(field.name, []).append(_scalar(field.kind, value, path, depth))
+        elif field.inline:
+            out.update(_scalar(field.kind, value, where, depth))
         else:
             out[field.name] = _scalar(field.kind, value, path, depth)
     return {name: value for name, value in out.items()
