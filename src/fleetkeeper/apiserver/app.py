@@ -36,7 +36,15 @@ from starlette.types import Receive, Scope, Send
 from fleetkeeper import errors
 from fleetkeeper.api.scheme import SCHEME, Scheme
 from fleetkeeper.apiserver import handlers, patching, reviews, scale
-from fleetkeeper.apiserver.auth import ADMIN, Attributes, Tokens, User, authorize
+from fleetkeeper.apiserver.auth import (
+    ADMIN,
+    Attributes,
+    Tokens,
+    User,
+    authenticated,
+    authorize,
+    authorize_path,
+)
 from fleetkeeper.apiserver.discovery import AGGREGATED_CONTENT_TYPE, version_info, wants_aggregated
 from fleetkeeper.apiserver.request import decode_object, media_type, read_body, resolve
 from fleetkeeper.apiserver.state import Context, ServerConfig, ServerState, json_response, status_response
@@ -174,10 +182,8 @@ class ApiServerApp:
     async def _metrics(self, request: Request, user: User) -> Response:
         """The process's Prometheus metrics (the controllers' reconciles when they run here); the
         admin only, as Kubernetes grants ``get /metrics``."""
-        if user.is_anonymous:
-            raise errors.Unauthorized("Unauthorized: this request needs a bearer token")
-        if not user.is_admin:
-            raise errors.Forbidden(f'forbidden: User "{user.name}" cannot get path "/metrics"')
+        authenticated(user)
+        authorize_path(user, "get", "/metrics")
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     async def _access_review(self, request: Request, user: User) -> Response:
@@ -187,8 +193,7 @@ class ApiServerApp:
         return json_response(reviews.self_review(user, await self._review_body(request, user)), 201)
 
     async def _review_body(self, request: Request, user: User) -> dict[str, Any]:
-        if user.is_anonymous:
-            raise errors.Unauthorized("Unauthorized: this request needs a bearer token")
+        authenticated(user)
         return decode_object(await self._body(request), media_type(request.headers.get("content-type")))
 
     async def _not_found(self, request: Request, user: User) -> Response:
@@ -215,8 +220,7 @@ class ApiServerApp:
             raise errors.MethodNotAllowed(f"{method} needs an object name")
         if target.name is not None and method == "POST":
             raise errors.MethodNotAllowed("POST goes to the collection, not to an object")
-        if user.is_anonymous:
-            raise errors.Unauthorized("Unauthorized: this request needs a bearer token")
+        authenticated(user)
         if method == "PATCH":
             self._authorize(ctx, "patch")
             return await patching.patch_object(self.state, ctx, await self._body(request),

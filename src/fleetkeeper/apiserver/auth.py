@@ -177,8 +177,7 @@ def authorize(user: User, attributes: Attributes) -> None:
     """Raise ``Unauthorized``/``Forbidden`` unless ``user`` may make this resource request."""
     if user.is_admin:
         return
-    if user.is_anonymous:
-        raise errors.Unauthorized("Unauthorized: this request needs a bearer token")
+    authenticated(user)
     if user.cluster is not None and _agent_allows(user.cluster, attributes):
         return
     reason = ""
@@ -190,7 +189,28 @@ def authorize(user: User, attributes: Attributes) -> None:
                            group=attributes.group, name=attributes.name or None)
 
 
+#: non-resource paths every caller may GET (and what lies below them); the rest are the admin's
+PUBLIC_PATHS = ("/healthz", "/livez", "/readyz", "/version", "/api", "/apis", "/openapi")
+
+
+def authenticated(user: User) -> None:
+    """Raise ``Unauthorized`` for an anonymous caller (requests that need a bearer token)."""
+    if user.is_anonymous:
+        raise errors.Unauthorized("Unauthorized: this request needs a bearer token")
+
+
+def authorize_path(user: User, verb: str, path: str) -> None:
+    """Raise ``Forbidden`` unless ``user`` may make this non-resource request: the admin any,
+    every caller ``get`` of :data:`PUBLIC_PATHS`."""
+    if user.is_admin:
+        return
+    if verb.lower() == "get" and any(path == p or path.startswith(p + "/") for p in PUBLIC_PATHS):
+        return
+    raise errors.Forbidden(f'forbidden: User "{user.name}" cannot {verb} path "{path}"')
+
+
 __all__ = [
-    "ADMIN", "AGENT_USER_PREFIX", "ANONYMOUS", "EXECUTION_NAMESPACE_PREFIX", "LEASE_NAMESPACE", "Attributes",
-    "Tokens", "User", "authorize", "new_token",
+    "ADMIN", "AGENT_USER_PREFIX", "ANONYMOUS", "EXECUTION_NAMESPACE_PREFIX", "LEASE_NAMESPACE",
+    "PUBLIC_PATHS", "Attributes", "Tokens", "User", "authenticated", "authorize", "authorize_path",
+    "new_token",
 ]

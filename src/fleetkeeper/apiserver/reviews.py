@@ -9,23 +9,22 @@ agent's kubeconfig can be checked before the agent runs::
     kubectl --kubeconfig agent-edge1.kubeconfig auth can-i update works -n karmada-es-edge1   # yes
     kubectl --kubeconfig agent-edge1.kubeconfig auth can-i get works -n karmada-es-edge2      # no
 
-Non-resource requests (``kubectl auth can-i get /healthz``) are allowed to every
-authenticated caller for the endpoints anyone may read (health, version, discovery,
-OpenAPI), and to the admin for everything. Neither review is stored, as in Kubernetes.
-Bodies are JSON or, as kubectl's typed client sends them, protobuf.
+Non-resource requests (``kubectl auth can-i get /healthz``) are decided by
+:func:`~fleetkeeper.apiserver.auth.authorize_path`, as ``/metrics`` is. Neither review is
+stored, as in Kubernetes. Bodies are JSON or, as kubectl's typed client sends them,
+protobuf.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fleetkeeper import errors
-from fleetkeeper.apiserver.auth import Attributes, User, authorize
+from fleetkeeper.apiserver.auth import Attributes, User, authorize, authorize_path
 
 ACCESS_REVIEW = ("authorization.k8s.io", "v1", "selfsubjectaccessreviews")
 SELF_REVIEW = ("authentication.k8s.io", "v1", "selfsubjectreviews")
-#: non-resource paths every caller may GET (and what they start with)
-PUBLIC_PATHS = ("/healthz", "/livez", "/readyz", "/version", "/api", "/apis", "/openapi")
 
 
 def self_review(user: User, obj: dict[str, Any]) -> dict[str, Any]:
@@ -71,21 +70,22 @@ def _resource_allowed(user: User, attributes: dict[str, Any]) -> tuple[bool, str
         value = attributes.get(name)
         return value if isinstance(value, str) else ""
 
+    return _decision(user, lambda: authorize(user, Attributes(
+        verb=text("verb"), group=text("group"), resource=text("resource"), namespace=text("namespace"),
+        name=text("name"), subresource=text("subresource") or None)))
+
+
+def _path_allowed(user: User, path: str, verb: str) -> tuple[bool, str]:
+    return _decision(user, lambda: authorize_path(user, verb, path))
+
+
+def _decision(user: User, check: Callable[[], None]) -> tuple[bool, str]:
+    """(allowed, reason) of an authorization ``check``."""
     try:
-        authorize(user, Attributes(verb=text("verb"), group=text("group"), resource=text("resource"),
-                                   namespace=text("namespace"), name=text("name"),
-                                   subresource=text("subresource") or None))
+        check()
     except (errors.Forbidden, errors.Unauthorized) as exc:
         return False, exc.message
     return True, "the admin may do anything" if user.is_admin else ""
 
 
-def _path_allowed(user: User, path: str, verb: str) -> tuple[bool, str]:
-    if user.is_admin:
-        return True, "the admin may do anything"
-    if verb.lower() == "get" and any(path == p or path.startswith(p + "/") for p in PUBLIC_PATHS):
-        return True, "health, version, discovery and OpenAPI are readable by everyone"
-    return False, f'User "{user.name}" cannot {verb} path "{path}"'
-
-
-__all__ = ["ACCESS_REVIEW", "PUBLIC_PATHS", "SELF_REVIEW", "access_review", "self_review"]
+__all__ = ["ACCESS_REVIEW", "SELF_REVIEW", "access_review", "self_review"]
