@@ -215,6 +215,10 @@ KINDS: dict[tuple[str, str], str] = {
 }
 
 _JSON_HINT = "send it as JSON instead (kubectl create -f FILE or kubectl apply -f FILE)"
+#: the messages of meta/v1 Time, intstr IntOrString and resource Quantity (JSON: one value each)
+_TIME = {1: _i("seconds"), 2: _i("nanos")}
+_INT_OR_STRING = {1: _i("type"), 2: _i("intVal"), 3: _s("strVal")}
+_QUANTITY = {1: _s("string")}
 #: the envelope (runtime.Unknown)
 _ENVELOPE = {1: _m("typeMeta", "TypeMeta"), 2: Field("raw", "bytes"), 3: _s("contentEncoding"),
              4: _s("contentType")}
@@ -310,7 +314,7 @@ def _scalar(kind: str, value: int | bytes, where: str, depth: int) -> Any:
     if not isinstance(value, bytes):
         raise errors.BadRequest(f"the protobuf body is malformed: {where} is not a message")
     if kind == "time":
-        parts = _message_dict({1: _i("seconds"), 2: _i("nanos")}, value, where, depth)
+        parts = _message_dict(_TIME, value, where, depth)
         seconds, nanos = int(parts.get("seconds", 0)), int(parts.get("nanos", 0))
         if not seconds and not nanos:
             return None
@@ -320,10 +324,10 @@ def _scalar(kind: str, value: int | bytes, where: str, depth: int) -> Any:
             raise errors.BadRequest(f"the protobuf body is malformed: {where} ({seconds}s, {nanos}ns) "
                                     "is not a time") from None
     if kind == "intorstr":
-        parts = _message_dict({1: _i("type"), 2: _i("intVal"), 3: _s("strVal")}, value, where, depth)
+        parts = _message_dict(_INT_OR_STRING, value, where, depth)
         return str(parts.get("strVal", "")) if parts.get("type") == 1 else int(parts.get("intVal", 0))
     if kind == "quantity":
-        return str(_message_dict({1: _s("string")}, value, where, depth).get("string", ""))
+        return str(_message_dict(_QUANTITY, value, where, depth).get("string", ""))
     return decode_message(kind, value, where, depth + 1)
 
 
@@ -354,12 +358,9 @@ def _message_dict(schema: dict[int, Field], data: bytes, where: str, depth: int)
             out.update(_scalar(field.kind, value, where, depth))
         else:
             out[field.name] = _scalar(field.kind, value, path, depth)
+    keep = {f.name for f in schema.values() if f.keep_zero}
     return {name: value for name, value in out.items()
-            if not _empty(value) or _keeps_zero(schema, name, value)}
-
-
-def _keeps_zero(schema: dict[int, Field], name: str, value: Any) -> bool:
-    return value is not None and any(f.name == name and f.keep_zero for f in schema.values())
+            if not _empty(value) or (name in keep and value is not None)}
 
 
 def _bytes(value: int | bytes, where: str) -> bytes:

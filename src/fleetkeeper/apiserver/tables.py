@@ -73,14 +73,18 @@ def _name(obj: dict[str, Any], now: datetime) -> Cell:
     return str(_get(obj, "metadata", "name") or "")
 
 
-def _age(obj: dict[str, Any], now: datetime) -> Cell:
-    created = _get(obj, "metadata", "creationTimestamp")
-    if not isinstance(created, str):
-        return "<unknown>"
+def _since(value: Any, now: datetime) -> str | None:
+    """Kubernetes' ``translateTimestampSince``: a human duration, ``None`` when absent."""
+    if not isinstance(value, str) or not value:
+        return None
     try:
-        return human_duration((now - parse_time(created)).total_seconds())
+        return human_duration((now - parse_time(value)).total_seconds())
     except ValueError:
         return "<unknown>"
+
+
+def _age(obj: dict[str, Any], now: datetime) -> Cell:
+    return _since(_get(obj, "metadata", "creationTimestamp"), now) or "<unknown>"
 
 
 def _manifest_kinds(obj: dict[str, Any], now: datetime) -> Cell:
@@ -144,16 +148,6 @@ COLUMNS: dict[tuple[str, str], tuple[Column, ...]] = {
 
 
 # --- kinds whose whole table differs: Events (as Kubernetes prints them), the timeline, Namespaces
-
-
-def _since(value: Any, now: datetime) -> str | None:
-    """Kubernetes' ``translateTimestampSince``: a human duration, ``None`` when absent."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return human_duration((now - parse_time(value)).total_seconds())
-    except ValueError:
-        return "<unknown>"
 
 
 def _event_first(obj: dict[str, Any], now: datetime) -> Cell:
