@@ -424,6 +424,8 @@ def test_the_parts_run_apart_over_one_api_server(fleet: Fleet) -> None:
     api = fleet.start("apiserver", "apiserver", "--state-dir", str(fleet.state), "--port", "0")
     fleet.server = wait_for(lambda: re.search(r"serving (https://127\.0\.0\.1:\d+)", api.stdout),
                             "the API server address", PROCESS).group(1)
+    # the API server alone starts with Karmada's namespaces, admitted as any other write
+    assert fleet.json("get", "namespace", "karmada-system")["status"] == {"phase": "Active"}
     manager = fleet.start("cm", "controller-manager", "--kubeconfig", str(fleet.kubeconfig), *FAST)
     scheduler = fleet.start("scheduler", "scheduler", "--kubeconfig", str(fleet.kubeconfig))
     for part in (manager, scheduler):

@@ -68,7 +68,7 @@ from typing import Annotated, Any
 import typer
 
 from fleetkeeper import errors
-from fleetkeeper.api import constants
+from fleetkeeper.api import admission, constants
 from fleetkeeper.api.cluster import Cluster, ClusterSpec
 from fleetkeeper.api.core import Namespace
 from fleetkeeper.api.meta import ObjectMeta
@@ -365,7 +365,7 @@ async def _serve_api(files: ServerFiles, sock: socket.socket, url: str, store_ur
         except (ValueError, ImportError, OSError) as exc:
             parts.fail(f"--store {store_url}: {exc}", 2)
         try:
-            await ensure_namespaces(LocalClient(opened, clock=clock))
+            await ensure_namespaces(LocalClient(opened, admission=admission.admit, clock=clock))
             app = build_app(opened, clock=clock, tokens=files.tokens)
             started = asyncio.Event()
             server = asyncio.get_running_loop().create_task(

@@ -25,7 +25,6 @@ from fleetkeeper.api import constants
 from fleetkeeper.api.core import Namespace
 from fleetkeeper.api.scheme import SCHEME
 from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
 
@@ -37,17 +36,16 @@ _log = structlog.get_logger("fleetkeeper.namespaces")
 class NamespaceCleanup:
     """Deletes what a deleted Namespace left behind (see the module notes)."""
 
-    def __init__(self, ctx: Context, namespaces: Informer[Namespace]) -> None:
+    def __init__(self, ctx: Context) -> None:
         self._ctx = ctx
-        self._namespaces = namespaces
 
     async def reconcile(self, request: Request) -> Result:
         name = request.name
-        if name.startswith(constants.EXECUTION_SPACE_PREFIX) or self._namespaces.get(name) is not None:
+        if name.startswith(constants.EXECUTION_SPACE_PREFIX):
             return Result()
         with contextlib.suppress(errors.NotFound):
             await self._ctx.client.get(Namespace, name)
-            return Result()  # re-created meanwhile
+            return Result()  # re-created meanwhile (the store, not a cache that may lag, says so)
         deleted = 0
         for info in sorted(SCHEME.infos(), key=lambda i: (i.group, i.kind)):
             if not info.namespaced:
@@ -72,7 +70,7 @@ def setup(mgr: Manager, ctx: Context) -> None:
     if ctx.scope.is_agent:
         return
     namespaces = mgr.informers.informer_for(Namespace)
-    controller = mgr.controller(CONTROLLER_NAME, NamespaceCleanup(ctx, namespaces))
+    controller = mgr.controller(CONTROLLER_NAME, NamespaceCleanup(ctx))
     controller.watch(namespaces, predicate=_deleted)
 
 
