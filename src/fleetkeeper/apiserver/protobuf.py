@@ -43,7 +43,8 @@ VARINT, FIXED64, LENGTH, FIXED32 = 0, 1, 2, 5
 @dataclass(frozen=True, slots=True)
 class Field:
     """One field: its JSON name and kind — ``string``, ``bytes`` (base64 in JSON), ``int``,
-    ``bool``, ``time``, ``intorstr``, ``quantity``, ``map`` (of ``value``) or a message name."""
+    ``bool``, ``time``, ``intorstr``, ``quantity``, ``map`` (of ``value``), ``raw`` (bytes as they
+    are: the envelope's object) or a message name."""
 
     name: str
     kind: str
@@ -220,7 +221,7 @@ _TIME = {1: _i("seconds"), 2: _i("nanos")}
 _INT_OR_STRING = {1: _i("type"), 2: _i("intVal"), 3: _s("strVal")}
 _QUANTITY = {1: _s("string")}
 #: the envelope (runtime.Unknown)
-_ENVELOPE = {1: _m("typeMeta", "TypeMeta"), 2: Field("raw", "bytes"), 3: _s("contentEncoding"),
+_ENVELOPE = {1: _m("typeMeta", "TypeMeta"), 2: Field("raw", "raw"), 3: _s("contentEncoding"),
              4: _s("contentType")}
 
 
@@ -303,6 +304,8 @@ def _number(value: int | bytes, where: str) -> int:
 def _scalar(kind: str, value: int | bytes, where: str, depth: int) -> Any:
     if kind == "string":
         return _text(value, where)
+    if kind == "raw":  # the envelope's object, decoded next: kept as bytes
+        return _bytes(value, where)
     if kind == "bytes":
         if not isinstance(value, bytes):
             raise errors.BadRequest(f"the protobuf body is malformed: {where} is not bytes")
@@ -390,7 +393,7 @@ def decode_body(body: bytes) -> dict[str, Any]:
     if message is None:
         raise errors.UnsupportedMediaType(f"{kind or 'an object'} ({api_version or 'no apiVersion'}) "
                                           f"is not read from protobuf here; {_JSON_HINT}")
-    raw = base64.b64decode(envelope.get("raw", ""))
+    raw: bytes = envelope.get("raw", b"")
     return {"apiVersion": api_version, "kind": kind, **decode_message(message, raw, kind)}
 
 
