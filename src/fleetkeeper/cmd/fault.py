@@ -40,7 +40,7 @@ import typer
 from fleetkeeper import errors
 from fleetkeeper.api import constants
 from fleetkeeper.api.cluster import Cluster
-from fleetkeeper.cli import connect
+from fleetkeeper.cli import connect, kinds
 from fleetkeeper.members.simulated import SimulatedCluster
 from fleetkeeper.members.simulated.objects import ObjectKey, group_of
 
@@ -63,14 +63,9 @@ AGENT_ACTIONS = ("agentDown", "agentUp")
 KNOWN = (*ACTIONS, SET_NODES, CRASH, HEAL)
 #: the most nodes a drill may give a simulated member (a typo should not build a million)
 MAX_NODES = 1000
-#: workload kinds whose pods a simulated member runs: (apiVersion, kind, short name)
-_WORKLOADS = (("apps/v1", "Deployment", "deploy"), ("apps/v1", "StatefulSet", "sts"),
-              ("apps/v1", "DaemonSet", "ds"), ("apps/v1", "ReplicaSet", "rs"), ("batch/v1", "Job", "job"),
-              ("v1", "Pod", "po"))
-#: accepted spellings (kubectl's: ``deployment``, ``deployments``, ``deploy``) → (apiVersion, kind)
-WORKLOAD_KINDS: dict[str, tuple[str, str]] = {
-    spelling: (api_version, kind) for api_version, kind, short in _WORKLOADS
-    for spelling in (kind.lower(), f"{kind.lower()}s", short)}
+#: the kinds whose pods a simulated member runs (a workload is named as kubectl names a kind)
+WORKLOAD_KINDS = frozenset({("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet"),
+                            ("apps", "ReplicaSet"), ("batch", "Job"), ("", "Pod")})
 #: tries of the read-modify-write of the crashed-workloads annotation
 CONFLICT_RETRIES = 5
 
@@ -179,15 +174,18 @@ def _unreadable(cluster: str, annotation: str, value: str, wanted: str) -> None:
 # --------------------------------------------------------------------------- the command
 def _workload(text: str, namespace: str) -> Workload:
     kind, sep, name = text.partition("/")
-    known = WORKLOAD_KINDS.get(kind.lower())
     if not sep or not name or "/" in name:
         raise typer.BadParameter(f"{text!r}: expected KIND/NAME, e.g. deployment/nginx",
                                  param_hint="WORKLOAD")
-    if known is None:
-        kinds = sorted({k for _, k in WORKLOAD_KINDS.values()})
-        raise typer.BadParameter(f"{kind!r} is not a workload kind with pods (known: {', '.join(kinds)})",
+    try:
+        info = kinds.resolve(kind)
+    except kinds.UnknownKind:
+        info = None
+    if info is None or (info.group, info.kind) not in WORKLOAD_KINDS:
+        known = ", ".join(sorted(k for _, k in WORKLOAD_KINDS))
+        raise typer.BadParameter(f"{kind!r} is not a workload kind with pods (known: {known})",
                                  param_hint="WORKLOAD")
-    return Workload(known[0], known[1], namespace, name)
+    return Workload(info.api_version, info.kind, namespace, name)
 
 
 def _check(action: str, workload: str | None, nodes: int | None) -> None:
