@@ -320,7 +320,15 @@ def test_describe_binding_explains_placement_health_and_the_timeline_in_order(cl
     assert same.split("Failover timeline")[1] == out.split("Failover timeline")[1]
 
 
+def _joined(cli: Cli, name: str, *flags: str) -> None:
+    """Join ``name`` unless an earlier test of the module did (so a test also runs alone)."""
+    if cli.run("get", "cluster", name).exit_code != 0:
+        cli.ok("join", name, *flags)
+
+
 def test_describe_cluster_shows_taints_workloads_evictions_and_its_timeline(cli: Cli) -> None:
+    _joined(cli, "m1", "--member", "simulated://m1", "--region", "eu-west")
+    _joined(cli, "m2", "--sync-mode", "Pull")
     cli.ok("apply", "-f", cli.write("binding.yaml", BINDING + TIMELINE))
     cli.ok("taint", "m1", "maintenance:NoExecute")
     out = cli.ok("describe", "cluster", "m1")
