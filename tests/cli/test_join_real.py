@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 from pathlib import Path
 
 import yaml
 
+from fleetkeeper import errors
 from fleetkeeper.api.builtin import Secret
 from fleetkeeper.api.cluster import Cluster
+from fleetkeeper.api.core import Namespace
 from fleetkeeper.cmd.member_pool import ClusterCredentials
 
 from .test_commands import Cli
@@ -89,3 +92,20 @@ def test_a_member_kubeconfig_without_a_token_or_https_is_refused(cli: Cli, tmp_p
         "join", "edge-z", "--member", "simulated://edge-z", "--cluster-kubeconfig", str(tmp_path / "a.yaml")
     )
     assert both.exit_code == 2 and "either --member or --cluster-kubeconfig" in both.output
+
+
+def test_join_creates_the_credentials_namespace_when_it_is_gone(cli: Cli, tmp_path: Path) -> None:
+    async def drop() -> None:
+        async with cli.client() as client:
+            with contextlib.suppress(errors.NotFound):
+                await client.delete(Namespace, "karmada-cluster")
+
+    asyncio.run(drop())
+    cli.ok("join", "edge-again", "--cluster-kubeconfig", str(member_kubeconfig(tmp_path / "m.yaml")))
+
+    async def check() -> None:
+        async with cli.client() as client:
+            assert (await client.get(Namespace, "karmada-cluster")).name == "karmada-cluster"
+            assert (await client.get(Secret, "edge-again", "karmada-cluster")).name == "edge-again"
+
+    asyncio.run(check())

@@ -108,6 +108,15 @@ metadata:
   name: member2
 spec:
   syncMode: Pull
+---
+# the execution namespaces the cluster controller would create (no controllers run here)
+apiVersion: v1
+kind: Namespace
+metadata: {name: karmada-es-member1}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: karmada-es-member2}
 """
 
 
@@ -292,14 +301,28 @@ spec:
   resource: {{apiVersion: apps/v1, kind: Deployment, namespace: {ns}, name: web}}
   replicas: 1
 """
+    manifest = str(env.write("rb-team-a.yaml", binding.format(ns="team-a")))
+    missing = env.run("apply", "-f", manifest)
+    assert missing.returncode == 1 and 'namespaces "team-a" not found' in missing.stderr
     for ns in ("team-a", "team-b"):
-        env.ok("apply", "-f", str(env.write(f"rb-{ns}.yaml", binding.format(ns=ns))))
+        namespace = f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n---\n"
+        env.ok("apply", "-f", str(env.write(f"rb-{ns}.yaml", namespace + binding.format(ns=ns))))
     listed = yaml.safe_load(env.ok("get", "rb", "-A", "-o", "yaml"))
     assert listed["kind"] == "List"
     assert [(i["metadata"]["namespace"], i["metadata"]["name"]) for i in listed["items"]] == [
         ("team-a", "web-deployment"), ("team-b", "web-deployment")]
     table = env.ok("get", "rb", "-A").splitlines()
     assert table[0].split() == ["NAMESPACE", "NAME", "SCHEDULED", "FULLYAPPLIED", "AGE"]
+
+
+def test_namespaces_are_kept_as_kubernetes_keeps_them(env: Env) -> None:
+    names = env.ok("get", "namespaces", "-o", "name").split()
+    assert {"namespace/default", "namespace/kube-system", "namespace/karmada-cluster"} <= set(names)
+    refused = env.run("delete", "namespace", "default")
+    assert refused.returncode == 1
+    assert 'namespaces "default" is forbidden: this namespace may not be deleted' in refused.stderr
+    nowhere = env.run("create", "configmap", "settings", "-n", "nowhere")
+    assert nowhere.returncode == 1 and 'namespaces "nowhere" not found' in nowhere.stderr
 
 
 def test_describe_cluster(seeded: Env) -> None:

@@ -243,6 +243,9 @@ KARMADA_CLUSTER_NAMESPACE: Final = "karmada-cluster"
 #: namespace of the per-cluster Leases renewed by pull agents
 LEASE_NAMESPACE: Final = KARMADA_CLUSTER_NAMESPACE
 DEFAULT_NAMESPACE: Final = "default"
+#: namespaces a Karmada control plane has from the start (Kubernetes' own, then Karmada's)
+SYSTEM_NAMESPACES: Final = (DEFAULT_NAMESPACE, "kube-system", "kube-public", "kube-node-lease",
+                            KARMADA_SYSTEM_NAMESPACE, KARMADA_CLUSTER_NAMESPACE)
 RESERVED_NAMESPACES: Final = frozenset({KARMADA_SYSTEM_NAMESPACE, KARMADA_CLUSTER_NAMESPACE})
 
 

@@ -14,7 +14,7 @@ A body becomes a stored object in three moves:
    (``422 Invalid`` with one cause per field path), and the result is rendered back
    to its wire form, which is what the store keeps.
 
-Namespaces need not exist: a namespaced object is accepted in any valid namespace.
+Whether the namespace exists is :mod:`fleetkeeper.apiserver.namespaces`' to judge (create only).
 """
 
 from __future__ import annotations

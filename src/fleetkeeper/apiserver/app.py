@@ -46,6 +46,7 @@ from fleetkeeper.apiserver.auth import (
     authorize_path,
 )
 from fleetkeeper.apiserver.discovery import AGGREGATED_CONTENT_TYPE, version_info, wants_aggregated
+from fleetkeeper.apiserver.namespaces import Bootstrap
 from fleetkeeper.apiserver.request import decode_object, media_type, read_body, resolve
 from fleetkeeper.apiserver.state import Context, ServerConfig, ServerState, json_response, status_response
 from fleetkeeper.apiserver.watch import watch_response
@@ -62,6 +63,7 @@ class ApiServerApp:
 
     def __init__(self, state: ServerState) -> None:
         self.state = state
+        self._bootstrap = Bootstrap(state)
         self._app = Starlette(routes=self._routes())
         self._app.router.redirect_slashes = False
 
@@ -108,6 +110,7 @@ class ApiServerApp:
         async def run(request: Request) -> Response:
             try:
                 user = self._authenticate(request)
+                await self._bootstrap.ensure()
                 return await endpoint(request, user)
             except errors.ApiError as exc:
                 return status_response(exc)

@@ -95,6 +95,8 @@ def _check(response: httpx.Response, *codes: int) -> httpx.Response:
 
 
 async def _seed(store: Store, objects: int) -> None:
+    await store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE},
+                        "status": {"phase": "Active"}})
     for start in range(0, objects, 1000):
         async with store.batch():
             for i in range(start, min(objects, start + 1000)):

@@ -25,7 +25,7 @@ from typing import Any
 from starlette.responses import Response
 
 from fleetkeeper import errors
-from fleetkeeper.apiserver import fields, tables
+from fleetkeeper.apiserver import fields, namespaces, tables
 from fleetkeeper.apiserver.admit import admit_object, shape
 from fleetkeeper.apiserver.request import wants_table
 from fleetkeeper.apiserver.state import Context, ServerState, json_response
@@ -80,6 +80,7 @@ async def create_object(state: ServerState, ctx: Context, body: dict[str, Any]) 
         raise errors.MethodNotAllowed(f"{target.resource_name} is namespaced: create it under "
                                       "/namespaces/{namespace}/")
     obj = shape(target, body)
+    await namespaces.check_create(state, target)
     admitted, warnings = admit_object(
         target.info, obj, None, operation="CREATE", now=state.clock.now(),
         validation=ctx.field_validation(state.config.default_field_validation),
@@ -150,6 +151,7 @@ def _delete_options(ctx: Context, body: dict[str, Any] | None) -> tuple[str | No
 async def delete_object(state: ServerState, ctx: Context, body: dict[str, Any] | None) -> Response:
     target = ctx.target
     rv, uid = _delete_options(ctx, body)
+    namespaces.check_delete(target)
     gk, namespace, name = target.info.group_kind, target.namespace or "", target.name or ""
     if ctx.dry_run:
         return json_response(await state.store.get(gk, namespace, name))
@@ -168,6 +170,8 @@ async def delete_collection(state: ServerState, ctx: Context, body: dict[str, An
     removed: list[dict[str, Any]] = []
     for item in listed.items:
         meta = item.get("metadata") or {}
+        if gk == namespaces.NAMESPACE and meta.get("name") in namespaces.IMMORTAL:
+            continue  # as a delete of each would be refused
         if ctx.dry_run:
             removed.append(item)
             continue

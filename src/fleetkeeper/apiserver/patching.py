@@ -22,6 +22,7 @@ from starlette.responses import Response
 from fleetkeeper import errors
 from fleetkeeper.api.meta import Unstructured
 from fleetkeeper.apiserver import apply as ssa
+from fleetkeeper.apiserver import namespaces
 from fleetkeeper.apiserver.admit import admit_object, shape
 from fleetkeeper.apiserver.handlers import store_update
 from fleetkeeper.apiserver.request import (
@@ -125,6 +126,7 @@ async def apply_object(state: ServerState, ctx: Context, body: bytes) -> Respons
 
 async def _create_applied(state: ServerState, ctx: Context, result: dict[str, Any]) -> Response:
     result.get("metadata", {}).pop("resourceVersion", None)
+    await namespaces.check_create(state, ctx.target)
     admitted, warnings = admit_object(
         ctx.target.info, result, None, operation="CREATE", now=state.clock.now(),
         validation=ctx.field_validation(state.config.default_field_validation),

@@ -25,6 +25,7 @@ parts — parsing a taint argument and applying the edits — are :func:`parse_t
 from __future__ import annotations
 
 import base64
+import contextlib
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +39,7 @@ from fleetkeeper.api import constants, validation
 from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.builtin import Secret
 from fleetkeeper.api.cluster import Cluster, ClusterSpec, LocalSecretReference
-from fleetkeeper.api.core import Taint
+from fleetkeeper.api.core import Namespace, Taint
 from fleetkeeper.api.meta import ObjectMeta
 from fleetkeeper.cli import connect
 from fleetkeeper.cli.apply import wait_gone
@@ -204,7 +205,11 @@ def member_secret(name: str, path: Path, context: str | None) -> tuple[str, dict
 
 
 async def _store_secret(session: connect.Session, secret: dict[str, Any]) -> None:
+    """Create or replace the member's Secret, creating its namespace first if it is missing
+    (as ``karmadactl join`` does)."""
     obj = Secret.from_dict(secret)
+    with contextlib.suppress(errors.AlreadyExists):
+        await session.client.create(Namespace(metadata=ObjectMeta(name=obj.namespace)))
     try:
         await session.client.create(obj)
     except errors.AlreadyExists:

@@ -29,7 +29,8 @@ import pytest
 from fleetkeeper import errors
 from fleetkeeper.api import builtin
 from fleetkeeper.api.cluster import Cluster
-from fleetkeeper.api.meta import Resource, Unstructured
+from fleetkeeper.api.core import Namespace
+from fleetkeeper.api.meta import ObjectMeta, Resource, Unstructured
 from fleetkeeper.client.interface import Client, WatchEvent
 
 T = TypeVar("T", bound=Resource)
@@ -83,6 +84,8 @@ class ClientConformance:
         assert [c.name for c in (await client.list(Cluster, "some-namespace")).items] == ["m1"]
 
     async def test_namespaced_unstructured_kinds_round_trip(self, client: Client) -> None:
+        for namespace in ("a", "b"):  # an API server creates only in namespaces that exist
+            await client.create(Namespace(metadata=ObjectMeta(name=namespace)))
         await client.create(deploy("web", "a", replicas=3))
         await client.create(deploy("web", "b"))
         got = await client.get(Deployment, "web", "a")

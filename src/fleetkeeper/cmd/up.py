@@ -68,7 +68,7 @@ from typing import Annotated, Any
 import typer
 
 from fleetkeeper import errors
-from fleetkeeper.api import admission, constants
+from fleetkeeper.api import constants
 from fleetkeeper.api.cluster import Cluster, ClusterSpec
 from fleetkeeper.api.core import Namespace
 from fleetkeeper.api.meta import ObjectMeta
@@ -80,7 +80,6 @@ from fleetkeeper.apiserver import (
 from fleetkeeper.cli import paths
 from fleetkeeper.cli.options import with_options
 from fleetkeeper.client.interface import Client
-from fleetkeeper.client.local import LocalClient
 from fleetkeeper.clock import Clock, SystemClock
 from fleetkeeper.cmd import components as parts
 from fleetkeeper.cmd.app import ControlPlane
@@ -119,9 +118,7 @@ def member_cluster(name: str) -> Cluster:
                    spec=ClusterSpec(sync_mode="Push", api_endpoint=f"simulated://{name}"))
 
 
-#: namespaces a Karmada control plane has from the start (Kubernetes' own, then Karmada's)
-SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease",
-                     constants.KARMADA_SYSTEM_NAMESPACE, constants.KARMADA_CLUSTER_NAMESPACE)
+SYSTEM_NAMESPACES = constants.SYSTEM_NAMESPACES
 
 
 async def ensure_namespaces(client: Client) -> list[str]:
@@ -365,7 +362,6 @@ async def _serve_api(files: ServerFiles, sock: socket.socket, url: str, store_ur
         except (ValueError, ImportError, OSError) as exc:
             parts.fail(f"--store {store_url}: {exc}", 2)
         try:
-            await ensure_namespaces(LocalClient(opened, admission=admission.admit, clock=clock))
             app = build_app(opened, clock=clock, tokens=files.tokens)
             started = asyncio.Event()
             server = asyncio.get_running_loop().create_task(
