@@ -1,4 +1,4 @@
-"""``kubectl auth whoami`` and ``kubectl auth can-i``: the reviews answer with the same
+"""``kubectl auth whoami``, ``kubectl auth can-i`` and ``--list``: the reviews answer with the same
 authorization every request goes through. (With the real kubectl: tests/e2e/test_kubectl.py.)"""
 
 from __future__ import annotations
@@ -8,8 +8,16 @@ from typing import Any
 import pytest
 
 from fleetkeeper import errors
-from fleetkeeper.apiserver.auth import ADMIN, AGENT_USER_PREFIX, User
-from fleetkeeper.apiserver.reviews import access_review, self_review
+from fleetkeeper.apiserver.auth import (
+    ADMIN,
+    AGENT_USER_PREFIX,
+    SELF_REVIEWS,
+    Attributes,
+    User,
+    authorize,
+    authorize_path,
+)
+from fleetkeeper.apiserver.reviews import access_review, rules_review, self_review
 
 AGENT = User(f"{AGENT_USER_PREFIX}edge1", ("system:fleetkeeper:agents", "system:authenticated"),
              cluster="edge1")
@@ -65,3 +73,105 @@ def test_whoami_answers_with_the_callers_name_and_groups() -> None:
                                              "groups": ["system:fleetkeeper:agents", "system:authenticated"]}}
     with pytest.raises(errors.BadRequest, match="SelfSubjectReview"):
         self_review(AGENT, {"apiVersion": "v1", "kind": "ConfigMap"})
+
+
+# --------------------------------------------------------------------------- kubectl auth can-i --list
+
+VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
+#: (group, resource, namespaced)
+RESOURCES = (("cluster.karmada.io", "clusters", False), ("coordination.k8s.io", "leases", True),
+             ("work.karmada.io", "works", True), ("", "events", True), ("events.k8s.io", "events", True),
+             ("fleetkeeper.io", "timelineentries", True), ("apps", "deployments", True),
+             ("", "secrets", True))
+NAMESPACES = ("default", "karmada-cluster", "karmada-es-edge1", "karmada-es-edge2")
+PATHS = ("/healthz", "/readyz/etcd", "/version", "/apis", "/apis/apps/v1", "/openapi/v3", "/metrics",
+         "/debug")
+
+
+def _covers(rule: dict[str, list[str]], verb: str, group: str, resource: str, name: str) -> bool:
+    """RBAC's matching of one resource rule (``resource`` may carry ``/subresource``)."""
+    parent = resource.split("/")[0]
+    resources = rule["resources"]
+    return ((verb in rule["verbs"] or "*" in rule["verbs"])
+            and (group in rule["apiGroups"] or "*" in rule["apiGroups"])
+            and (resource in resources or "*" in resources
+                 or ("/" in resource and f"{parent}/*" in resources))
+            and (not rule.get("resourceNames") or name in rule["resourceNames"]))
+
+
+def _listed(user: User, namespace: str) -> dict[str, Any]:
+    review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview",
+              "spec": {"namespace": namespace}}
+    answer = rules_review(user, review)
+    assert answer["spec"] == {"namespace": namespace} and answer["status"]["incomplete"] is False
+    status: dict[str, Any] = answer["status"]
+    return status
+
+
+@pytest.mark.parametrize("namespace", NAMESPACES)
+def test_the_listed_rules_allow_exactly_what_the_server_allows(namespace: str) -> None:
+    """Every request of a small universe: the agent's listed rules and the authorization
+    every request goes through agree (so the list cannot drift from what is enforced)."""
+    listed = _listed(AGENT, namespace)["resourceRules"]
+    checked = 0
+    for group, plural, namespaced in RESOURCES:
+        for subresource in (None, "status"):
+            for name in ("edge1", "edge2", ""):
+                for verb in VERBS:
+                    pinned = verb in ("list", "watch") and name
+                    attributes = Attributes(
+                        verb=verb, group=group, resource=plural, namespace=namespace if namespaced else "",
+                        name="" if pinned else name, subresource=subresource,
+                        field_selector=f"metadata.name={name}" if pinned else None)
+                    try:
+                        authorize(AGENT, attributes)
+                        allowed = True
+                    except errors.Forbidden:
+                        allowed = False
+                    resource = f"{plural}/{subresource}" if subresource else plural
+                    by_rules = any(_covers(rule, verb, group, resource, name) for rule in listed)
+                    assert by_rules is allowed, (namespace, verb, group, resource, name)
+                    checked += allowed
+    assert checked > 0, "the agent may do nothing at all here"
+
+
+def test_the_listed_rules_cover_the_non_resource_paths_the_server_allows() -> None:
+    for user in (AGENT, ADMIN):
+        listed = _listed(user, "default")["nonResourceRules"]
+        for path in PATHS:
+            for verb in ("get", "post"):
+                by_rules = any((verb in rule["verbs"] or "*" in rule["verbs"]) and any(
+                    url == path or url == "*" or (url.endswith("/*") and path.startswith(url[:-1]))
+                    for url in rule["nonResourceURLs"]) for rule in listed)
+                try:
+                    authorize_path(user, verb, path)
+                    allowed = True
+                except errors.Forbidden:
+                    allowed = False
+                assert by_rules is allowed, (user.name, verb, path)
+
+
+def test_the_admin_is_listed_with_every_verb_on_everything() -> None:
+    status = _listed(ADMIN, "default")
+    assert status["resourceRules"] == [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}]
+    assert status["nonResourceRules"] == [{"verbs": ["*"], "nonResourceURLs": ["*"]}]
+
+
+def test_an_agent_sees_its_works_only_in_its_execution_namespace() -> None:
+    def works(namespace: str) -> list[dict[str, list[str]]]:
+        return [r for r in _listed(AGENT, namespace)["resourceRules"] if "works" in r["resources"]]
+
+    assert works("karmada-es-edge1") == [{"verbs": ["*"], "apiGroups": ["work.karmada.io"],
+                                          "resources": ["works", "works/*"]}]
+    assert works("karmada-es-edge2") == [] and works("default") == []
+    # the self reviews have routes of their own, open to every authenticated caller
+    assert SELF_REVIEWS in _listed(AGENT, "default")["resourceRules"]
+
+
+@pytest.mark.parametrize(("body", "error"), [
+    ({"apiVersion": "v1", "kind": "ConfigMap"}, errors.BadRequest),
+    ({"kind": "SelfSubjectRulesReview", "spec": {"namespace": 7}}, errors.Invalid),
+], ids=["another kind", "a namespace that is not a string"])
+def test_a_bad_rules_review_is_refused(body: dict[str, Any], error: type[errors.ApiError]) -> None:
+    with pytest.raises(error):
+        rules_review(AGENT, body)

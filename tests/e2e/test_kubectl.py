@@ -542,6 +542,23 @@ def test_auth_whoami_and_can_i_answer_for_the_admin_and_for_an_agent(env: Env) -
     assert other.returncode == 1 and other.stdout.startswith("no - ") and "forbidden" in other.stdout
 
 
+def test_auth_can_i_list_shows_what_an_agent_may_do_where(env: Env) -> None:
+    agent = str(write_kubeconfig(env.files / "agent.kubeconfig", env.server.url, env.ca, AGENT_TOKEN))
+
+    def rows(*args: str) -> dict[str, list[str]]:
+        listed = env.ok("--kubeconfig", agent, "auth", "can-i", "--list", *args).splitlines()
+        assert listed[0].split() == ["Resources", "Non-Resource", "URLs", "Resource", "Names", "Verbs"]
+        return {line.split()[0]: line.split()[1:] for line in listed[1:] if not line.startswith(" ")}
+
+    own = rows("-n", "karmada-es-member1")
+    assert own["works.work.karmada.io"] == ["[]", "[]", "[*]"]
+    assert own["clusters.cluster.karmada.io"] == ["[]", "[member1]", "[create", "get", "list", "watch]"]
+    other = rows("-n", "karmada-es-member2")
+    assert "works.work.karmada.io" not in other and "clusters.cluster.karmada.io" in other
+    admin = env.ok("auth", "can-i", "--list").splitlines()
+    assert admin[1].split() == ["*.*", "[]", "[]", "[*]"]
+
+
 def test_get_all_lists_the_workload_kinds(seeded: Env) -> None:
     listed = seeded.ok("get", "all")
     assert "deployment.apps/nginx" in listed

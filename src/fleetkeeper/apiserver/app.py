@@ -99,6 +99,8 @@ class ApiServerApp:
                   methods=["POST"]),
             Route("/apis/{}/{}/{}".format(*reviews.SELF_REVIEW), self._guard(self._self_review),
                   methods=["POST"]),
+            Route("/apis/{}/{}/{}".format(*reviews.RULES_REVIEW), self._guard(self._rules_review),
+                  methods=["POST"]),
             Route("/apis/{group}/{version}/{rest:path}", self._guard(self._request), methods=every),
             Route("/{path:path}", self._guard(self._not_found), methods=every),
         ]
@@ -194,6 +196,9 @@ class ApiServerApp:
 
     async def _self_review(self, request: Request, user: User) -> Response:
         return json_response(reviews.self_review(user, await self._review_body(request, user)), 201)
+
+    async def _rules_review(self, request: Request, user: User) -> Response:
+        return json_response(reviews.rules_review(user, await self._review_body(request, user)), 201)
 
     async def _review_body(self, request: Request, user: User) -> dict[str, Any]:
         authenticated(user)

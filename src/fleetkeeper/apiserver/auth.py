@@ -173,6 +173,47 @@ def _agent_allows(cluster: str, a: Attributes) -> bool:
     return False
 
 
+Rule = dict[str, list[str]]
+#: the self reviews every authenticated caller may post (``kubectl auth whoami``, ``kubectl auth can-i``)
+SELF_REVIEWS: Rule = {
+    "verbs": ["create"], "apiGroups": ["authorization.k8s.io", "authentication.k8s.io"],
+    "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews", "selfsubjectreviews"]}
+
+
+def rules(user: User, namespace: str) -> tuple[list[Rule], list[Rule]]:
+    """What :func:`authorize` and :func:`authorize_path` let ``user`` do in ``namespace``
+    (and at the cluster scope), as RBAC's resource and non-resource rules — the answer of
+    ``kubectl auth can-i --list``. A rule with ``resourceNames`` also covers ``list`` and
+    ``watch`` pinned to that name by ``fieldSelector=metadata.name=…``, as in RBAC, and —
+    unlike RBAC, since this server authorizes a create with the name in its body — ``create``."""
+    if user.is_admin:
+        return ([{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+                [{"verbs": ["*"], "nonResourceURLs": ["*"]}])
+    public: list[Rule] = [{"verbs": ["get"],
+                           "nonResourceURLs": sorted([*PUBLIC_PATHS, *(p + "/*" for p in PUBLIC_PATHS)])}]
+    if user.cluster is None:
+        return [SELF_REVIEWS], public
+    cluster = user.cluster
+    granted: list[Rule] = [
+        SELF_REVIEWS,
+        {"verbs": ["create", "get", "list", "watch"], "apiGroups": ["cluster.karmada.io"],
+         "resources": ["clusters"], "resourceNames": [cluster]},
+        {"verbs": ["get", "list", "watch"], "apiGroups": ["cluster.karmada.io"], "resources": ["clusters/*"],
+         "resourceNames": [cluster]},
+        {"verbs": ["patch", "update"], "apiGroups": ["cluster.karmada.io"], "resources": ["clusters/status"],
+         "resourceNames": [cluster]},
+        *({"verbs": ["create"], "apiGroups": [group], "resources": [resource]}
+          for group, resource in sorted(RECORDS)),
+    ]
+    if namespace == LEASE_NAMESPACE:
+        granted.append({"verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
+                        "apiGroups": ["coordination.k8s.io"], "resources": ["leases", "leases/*"],
+                        "resourceNames": [cluster]})
+    if namespace == EXECUTION_NAMESPACE_PREFIX + cluster:
+        granted.append({"verbs": ["*"], "apiGroups": ["work.karmada.io"], "resources": ["works", "works/*"]})
+    return granted, public
+
+
 def authorize(user: User, attributes: Attributes) -> None:
     """Raise ``Unauthorized``/``Forbidden`` unless ``user`` may make this resource request."""
     if user.is_admin:
@@ -211,6 +252,6 @@ def authorize_path(user: User, verb: str, path: str) -> None:
 
 __all__ = [
     "ADMIN", "AGENT_USER_PREFIX", "ANONYMOUS", "EXECUTION_NAMESPACE_PREFIX", "LEASE_NAMESPACE",
-    "PUBLIC_PATHS", "Attributes", "Tokens", "User", "authenticated", "authorize", "authorize_path",
-    "new_token",
+    "PUBLIC_PATHS", "SELF_REVIEWS", "Attributes", "Rule", "Tokens", "User", "authenticated", "authorize",
+    "authorize_path", "new_token", "rules",
 ]

@@ -198,6 +198,8 @@ MESSAGES: dict[str, dict[int, Field]] = {
                            5: _s("resource"), 6: _s("subresource"), 7: _s("name")},
     "NonResourceAttributes": {1: _s("path"), 2: _s("verb")},
     "SelfSubjectReview": _META,
+    "SelfSubjectRulesReview": {**_META, 2: _m("spec", "SelfSubjectRulesReviewSpec")},
+    "SelfSubjectRulesReviewSpec": {1: _s("namespace")},
 }
 
 #: (apiVersion, kind) → the message of the object
@@ -213,6 +215,7 @@ KINDS: dict[tuple[str, str], str] = {
     ("networking.k8s.io/v1", "Ingress"): "Ingress",
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "SelfSubjectAccessReview",
     ("authentication.k8s.io/v1", "SelfSubjectReview"): "SelfSubjectReview",
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): "SelfSubjectRulesReview",
 }
 
 _JSON_HINT = "send it as JSON instead (kubectl create -f FILE or kubectl apply -f FILE)"

@@ -1,4 +1,4 @@
-"""Who am I, and may I: ``kubectl auth whoami`` and ``kubectl auth can-i``.
+"""Who am I, and may I: ``kubectl auth whoami``, ``kubectl auth can-i`` and ``kubectl auth can-i --list``.
 
 ``POST /apis/authentication.k8s.io/v1/selfsubjectreviews`` answers with the caller's user
 name and groups; ``POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews`` with
@@ -10,7 +10,10 @@ agent's kubeconfig can be checked before the agent runs::
     kubectl --kubeconfig agent-edge1.kubeconfig auth can-i get works -n karmada-es-edge2      # no
 
 Non-resource requests (``kubectl auth can-i get /healthz``) are decided by
-:func:`~fleetkeeper.apiserver.auth.authorize_path`, as ``/metrics`` is. Neither review is
+:func:`~fleetkeeper.apiserver.auth.authorize_path`, as ``/metrics`` is.
+``POST /apis/authorization.k8s.io/v1/selfsubjectrulesreviews`` lists what the caller may do
+in a namespace as RBAC rules (:func:`~fleetkeeper.apiserver.auth.rules`, which a test
+holds to ``authorize``); the answer is complete (``incomplete: false``). No review is
 stored, as in Kubernetes. Bodies are JSON or, as kubectl's typed client sends them,
 protobuf.
 """
@@ -21,9 +24,10 @@ from collections.abc import Callable
 from typing import Any
 
 from fleetkeeper import errors
-from fleetkeeper.apiserver.auth import Attributes, User, authorize, authorize_path
+from fleetkeeper.apiserver.auth import Attributes, User, authorize, authorize_path, rules
 
 ACCESS_REVIEW = ("authorization.k8s.io", "v1", "selfsubjectaccessreviews")
+RULES_REVIEW = ("authorization.k8s.io", "v1", "selfsubjectrulesreviews")
 SELF_REVIEW = ("authentication.k8s.io", "v1", "selfsubjectreviews")
 
 
@@ -59,6 +63,22 @@ def access_review(user: User, obj: dict[str, Any]) -> dict[str, Any]:
             "spec": spec, "status": status}
 
 
+def rules_review(user: User, obj: dict[str, Any]) -> dict[str, Any]:
+    """The ``SelfSubjectRulesReview`` answer: the caller's rules in ``spec.namespace``."""
+    _check_kind(obj, "authorization.k8s.io/v1", "SelfSubjectRulesReview")
+    spec = obj.get("spec")
+    namespace = spec.get("namespace") if isinstance(spec, dict) else None
+    if namespace is not None and not isinstance(namespace, str):
+        raise errors.Invalid("SelfSubjectRulesReview is invalid: spec.namespace must be a string",
+                             causes=[errors.Cause("spec.namespace", "must be a string", "FieldValueInvalid")],
+                             kind="SelfSubjectRulesReview")
+    resource_rules, non_resource_rules = rules(user, namespace or "")
+    return {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview", "metadata": {},
+            "spec": {"namespace": namespace or ""},
+            "status": {"resourceRules": resource_rules, "nonResourceRules": non_resource_rules,
+                       "incomplete": False}}
+
+
 def _check_kind(obj: dict[str, Any], api_version: str, kind: str) -> None:
     if obj.get("kind") not in (None, kind) or obj.get("apiVersion") not in (None, api_version):
         raise errors.BadRequest(f"the body must be a {api_version} {kind}, got "
@@ -88,4 +108,4 @@ def _decision(user: User, check: Callable[[], None]) -> tuple[bool, str]:
     return True, "the admin may do anything" if user.is_admin else ""
 
 
-__all__ = ["ACCESS_REVIEW", "SELF_REVIEW", "access_review", "self_review"]
+__all__ = ["ACCESS_REVIEW", "RULES_REVIEW", "SELF_REVIEW", "access_review", "rules_review", "self_review"]
