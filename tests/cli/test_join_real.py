@@ -95,10 +95,13 @@ def test_a_member_kubeconfig_without_a_token_or_https_is_refused(cli: Cli, tmp_p
 
 
 def test_join_creates_the_credentials_namespace_when_it_is_gone(cli: Cli, tmp_path: Path) -> None:
-    async def drop() -> None:
+    async def drop() -> None:  # deleted, and finalized as the namespace cleanup would (none runs here)
         async with cli.client() as client:
             with contextlib.suppress(errors.NotFound):
                 await client.delete(Namespace, "karmada-cluster")
+                held = await client.get(Namespace, "karmada-cluster")
+                held.spec.finalizers = []
+                await client.update(held)
 
     asyncio.run(drop())
     cli.ok("join", "edge-again", "--cluster-kubeconfig", str(member_kubeconfig(tmp_path / "m.yaml")))

@@ -17,7 +17,7 @@ from fleetkeeper.api.core import Namespace
 from fleetkeeper.api.meta import Condition
 from fleetkeeper.api.work import ResourceBinding, Work
 from fleetkeeper.clock import VirtualClock
-from fleetkeeper.controllers import cluster, cluster_status
+from fleetkeeper.controllers import cluster, cluster_status, namespaces
 from fleetkeeper.runtime.context import Scope
 
 from .failover_world import World, cluster_body, make_world
@@ -111,7 +111,7 @@ def test_taint_changes_are_on_the_timeline() -> None:
 def test_a_pull_cluster_whose_agent_dies_becomes_unknown_after_the_grace_period() -> None:
     async def body(world: World) -> None:
         await world.client.create(cluster_body("member3", mode="Pull"))
-        world.start([cluster.setup])
+        world.start([cluster.setup, namespaces.setup])
         agent = world.start([cluster_status.setup, lease.setup], scope=Scope(agent_cluster="member3"))
         await world.until(25)
         ready = await world.ready("member3")
@@ -146,7 +146,7 @@ def test_a_pull_cluster_whose_agent_dies_becomes_unknown_after_the_grace_period(
 def test_a_pull_cluster_that_never_reports_gets_the_startup_grace() -> None:
     async def body(world: World) -> None:
         await world.client.create(cluster_body("member3", mode="Pull"))
-        world.start([cluster.setup])
+        world.start([cluster.setup, namespaces.setup])
         await world.until(59)
         assert await world.ready("member3") is None
         await world.until(66)
@@ -197,7 +197,7 @@ def work_in(cluster_name: str, finalizers: list[str] | None = None) -> Work:
 def test_deleting_a_cluster_cleans_its_execution_space_then_waits_for_bindings() -> None:
     async def body(world: World) -> None:
         await world.client.create(cluster_body("member1"))
-        world.start([cluster.setup])
+        world.start([cluster.setup, namespaces.setup])  # the namespace cleanup lets the execution space go
         await world.settle()
         await world.client.create(work_in("member1"))
         placed = await world.client.create(binding_on("member1"))
@@ -221,7 +221,7 @@ def test_deleting_a_cluster_cleans_its_execution_space_then_waits_for_bindings()
 def test_deleting_an_unready_pull_cluster_releases_its_works() -> None:
     async def body(world: World) -> None:
         await world.client.create(cluster_body("member3", mode="Pull"))
-        world.start([cluster.setup])
+        world.start([cluster.setup, namespaces.setup])
         await world.settle()
         await set_ready(world, "member3", "Unknown")
         await world.client.create(work_in("member3", ["karmada.io/execution-controller"]))

@@ -1,15 +1,23 @@
-"""Deleting a Namespace deletes what was in it, down to the copies in the member clusters
-(a whole plane on simulated members, virtual time); a namespace deleted and re-created
-keeps its new objects."""
+"""Deleting a Namespace deletes what was in it, down to the copies in the member clusters,
+then the Namespace (a whole plane on simulated members, virtual time): it is Terminating
+until nothing in it is still being deleted, a deletion made while no plane ran is finished
+by the next, and a namespace created again after it went keeps its new objects."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+from fleetkeeper.api.admission import admit
+from fleetkeeper.api.builtin import ConfigMap
+from fleetkeeper.api.core import Namespace
+from fleetkeeper.client.local import LocalClient
 from fleetkeeper.clock import VirtualClock
 from fleetkeeper.cmd.simulate import PlaneFactory
 from fleetkeeper.simulation import scenario
 from fleetkeeper.simulation.driver import run_scenario
+from fleetkeeper.store import open_store
+from fleetkeeper.store.interface import StoreProtocol
 
 DEPLOY = {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "prod", "name": "web"}
 CONFIG = {"apiVersion": "v1", "kind": "ConfigMap", "namespace": "prod", "name": "settings"}
@@ -35,39 +43,78 @@ RESOURCES: list[dict[str, Any]] = [
 ]
 
 
-def story(recreate: bool) -> dict[str, Any]:
-    timeline: list[dict[str, Any]] = [
-        {"at": "20s", "expect": [{"object": BINDING, "path": "spec.clusters", "count": 2},
-                                 {"member": "member1", "object": DEPLOY, "exists": True}]},
-        {"at": "30s", "do": [{"delete": NAMESPACE}]},
-    ]
-    if recreate:
-        again = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "prod"}}
-        timeline[1]["do"].append({"apply": again})
-        timeline.append({"at": "60s", "expect": [{"object": CONFIG, "exists": True},
-                                                 {"object": DEPLOY, "exists": True},
-                                                 {"member": "member2", "object": DEPLOY, "exists": True}]})
-    else:
-        timeline.append({"at": "60s", "expect": [
-            {"object": DEPLOY, "absent": True}, {"object": CONFIG, "absent": True},
-            {"object": POLICY, "absent": True}, {"object": BINDING, "absent": True},
-            {"member": "member1", "object": DEPLOY, "absent": True},
-            {"member": "member2", "object": DEPLOY, "absent": True}]})
+HELD = {"apiVersion": "v1", "kind": "ConfigMap", "namespace": "prod", "name": "held"}
+
+
+def story(timeline: list[dict[str, Any]], *, resources: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     return {"apiVersion": "fleetkeeper.io/v1alpha1", "kind": "Scenario",
             "metadata": {"name": "namespace-gone"},
             "spec": {"seed": 1, "clusters": [{"name": "member1"}, {"name": "member2"}],
-                     "resources": RESOURCES, "timeline": timeline}}
+                     "resources": RESOURCES if resources is None else resources, "timeline": timeline}}
 
 
-def run(recreate: bool) -> list[str]:
-    outcome = run_scenario(scenario.parse(story(recreate)), PlaneFactory("memory://"), clock=VirtualClock())
+PLACED = {"at": "20s", "expect": [{"object": BINDING, "path": "spec.clusters", "count": 2},
+                                  {"member": "member1", "object": DEPLOY, "exists": True}]}
+
+
+def run(spec: dict[str, Any], factory: PlaneFactory | None = None) -> list[str]:
+    outcome = run_scenario(scenario.parse(spec), factory or PlaneFactory("memory://"), clock=VirtualClock())
     assert outcome.expectations > 0
     return [failure.message() for failure in outcome.failures]
 
 
 def test_a_deleted_namespace_takes_its_objects_and_their_copies_in_the_members_with_it() -> None:
-    assert run(recreate=False) == []
+    assert run(story([PLACED, {"at": "30s", "do": [{"delete": NAMESPACE}]}, {"at": "60s", "expect": [
+        {"object": DEPLOY, "absent": True}, {"object": CONFIG, "absent": True},
+        {"object": POLICY, "absent": True}, {"object": BINDING, "absent": True},
+        {"object": NAMESPACE, "absent": True},
+        {"member": "member1", "object": DEPLOY, "absent": True},
+        {"member": "member2", "object": DEPLOY, "absent": True}]}])) == []
 
 
-def test_a_namespace_deleted_and_created_again_keeps_its_new_objects() -> None:
-    assert run(recreate=True) == []
+def test_a_namespace_terminates_until_nothing_in_it_is_being_deleted() -> None:
+    held = {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "held", "namespace": "prod", "finalizers": ["example.com/hold"]}}
+    assert run(story([
+        PLACED,
+        {"at": "30s", "do": [{"delete": NAMESPACE}], "expect": [
+            {"object": NAMESPACE, "path": "status.phase", "equals": "Terminating"},
+            {"object": NAMESPACE, "path": "spec.finalizers", "equals": ["kubernetes"]},
+            {"object": HELD, "path": "metadata.deletionTimestamp", "exists": True},
+            {"object": DEPLOY, "absent": True}, {"object": CONFIG, "absent": True}]},
+        {"at": "50s", "expect": [{"object": NAMESPACE, "path": "status.phase", "equals": "Terminating"}]},
+        {"at": "51s", "do": [{"patch": {**HELD, "patch": {"metadata": {"finalizers": None}}}}]},
+        {"at": "60s", "expect": [{"object": HELD, "absent": True}, {"object": NAMESPACE, "absent": True}]},
+    ], resources=[*RESOURCES, held])) == []
+
+
+def test_a_namespace_created_again_after_it_went_keeps_its_new_objects() -> None:
+    fresh = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fresh", "namespace": "prod"}}
+    again = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "prod"}}
+    assert run(story([
+        PLACED,
+        {"at": "30s", "do": [{"delete": NAMESPACE}]},
+        {"at": "40s", "do": [{"apply": again}, {"apply": fresh}]},
+        {"at": "60s", "expect": [
+            {"object": NAMESPACE, "path": "status.phase", "equals": "Active"},
+            {"object": {**CONFIG, "name": "fresh"}, "exists": True},
+            {"object": CONFIG, "absent": True}, {"object": DEPLOY, "absent": True}]},
+    ])) == []
+
+
+def test_a_deletion_made_while_no_control_plane_ran_is_finished_by_the_next() -> None:
+    async def delete_while_down() -> StoreProtocol:
+        store = open_store("memory://", clock=VirtualClock())
+        client = LocalClient(store, admission=admit, clock=VirtualClock())
+        await client.create(Namespace.from_dict({"metadata": {"name": "old"}}))
+        await client.create(ConfigMap.from_dict({"metadata": {"name": "left", "namespace": "old"}}))
+        await client.delete(Namespace, "old")
+        assert (await client.get(Namespace, "old")).status.phase == "Terminating"
+        return store
+
+    factory = PlaneFactory("memory://")
+    factory.store = asyncio.run(delete_while_down())
+    old = {"apiVersion": "v1", "kind": "Namespace", "name": "old"}
+    assert run(story([{"at": "10s", "expect": [
+        {"object": {**CONFIG, "namespace": "old", "name": "left"}, "absent": True},
+        {"object": old, "absent": True}]}], resources=[]), factory) == []

@@ -407,7 +407,8 @@ def test_delete_waits_by_default_until_the_object_is_gone(env: Env, tmp_path: Pa
 #: kubectl's typed commands (they send protobuf bodies) → the object they must leave, as stored
 CREATED = [
     (["create", "namespace", "typed"], "namespace/typed",
-     {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "typed"}, "spec": {}}),
+     {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "typed"},
+      "spec": {"finalizers": ["kubernetes"]}}),
     (["-n", "typed", "create", "configmap", "cfg", "--from-literal=a=b", "--from-literal=empty="], "cm/cfg",
      {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": "typed"},
       "data": {"a": "b", "empty": ""}}),

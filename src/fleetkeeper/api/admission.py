@@ -23,7 +23,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
-from fleetkeeper.api import validation
+from fleetkeeper.api import constants, validation
 from fleetkeeper.api.admission_cluster import default_cluster, migrate_zone, validate_cluster
 from fleetkeeper.api.admission_policy import (
     default_propagation,
@@ -176,9 +176,12 @@ def _secret(obj: Unstructured, old: Unstructured | None, creating: bool, now: da
 
 def _namespace(obj: Namespace, old: Namespace | None, creating: bool, now: datetime,
                errs: FieldErrors) -> None:
-    """A new Namespace is ``Active``, as Kubernetes creates it."""
-    if creating and obj.status.phase is None:
-        obj.status.phase = "Active"
+    """A new Namespace is ``Active`` and held by the ``kubernetes`` finalizer until it is
+    emptied, as Kubernetes creates it."""
+    if creating:
+        obj.spec.finalizers = [constants.NAMESPACE_FINALIZER]
+        if obj.status.phase is None:
+            obj.status.phase = "Active"
 
 
 _RULES: dict[type[Resource], _Rule] = {

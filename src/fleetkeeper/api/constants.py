@@ -243,6 +243,8 @@ KARMADA_CLUSTER_NAMESPACE: Final = "karmada-cluster"
 #: namespace of the per-cluster Leases renewed by pull agents
 LEASE_NAMESPACE: Final = KARMADA_CLUSTER_NAMESPACE
 DEFAULT_NAMESPACE: Final = "default"
+#: the ``spec.finalizers`` entry that holds a deleted Namespace until the namespace cleanup has emptied it
+NAMESPACE_FINALIZER: Final = "kubernetes"
 #: namespaces a Karmada control plane has from the start (Kubernetes' own, then Karmada's)
 SYSTEM_NAMESPACES: Final = (DEFAULT_NAMESPACE, "kube-system", "kube-public", "kube-node-lease",
                             KARMADA_SYSTEM_NAMESPACE, KARMADA_CLUSTER_NAMESPACE)

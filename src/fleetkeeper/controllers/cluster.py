@@ -152,6 +152,9 @@ class ClusterReconciler:
             await self._delete_works(cluster, works)
             return Result(requeue_after=CLEANUP_RETRY)
         try:
+            space = await client.get(Namespace, namespace)
+            if space.metadata.deletion_timestamp is not None:
+                return Result(requeue_after=CLEANUP_RETRY)  # the namespace cleanup finalizes it
             await client.delete(Namespace, namespace)
         except errors.NotFound:
             pass

@@ -1,17 +1,23 @@
-"""Namespace cleanup: deleting a Namespace deletes what was in it.
+"""Namespace cleanup: a deleted Namespace is emptied, then goes.
 
-In Kubernetes a namespace is emptied before it goes, so ``kubectl delete namespace prod``
-removes the workloads in it. Here the Namespace object goes at once (no finalizer holds
-it) and this controller empties what it leaves behind: when a Namespace is deleted,
-every object of a namespaced kind the scheme knows is deleted from that namespace —
-templates, policies, bindings, ConfigMaps, Secrets, Events … — and through the detector
-and the binding controller the copies in the member clusters go with them. Objects
-already being deleted are left to their finalizers.
+As in Kubernetes, a Namespace is created with the ``kubernetes`` finalizer in
+``spec.finalizers``. Deleting it turns it ``Terminating`` — the store keeps it — and this
+controller deletes every object of a namespaced kind the scheme knows in it: templates,
+policies, bindings, ConfigMaps, Secrets, Events … — so through the detector and the
+binding controller the copies in the member clusters go too. Objects already being
+deleted are left to their finalizers; while one of them is still there the controller
+looks again every :data:`RETRY_SECONDS`. Once the namespace holds nothing that is still
+being deleted, the controller removes its finalizer and the store removes the Namespace.
+Since the Namespace is kept until then, a deletion made while no control plane ran is
+finished by the next one that starts.
 
-Not touched: a namespace that exists again by the time the cleanup runs (deleted and
-re-created: its new objects stay), and the execution namespaces ``karmada-es-*``, which
-the cluster controller owns. A deletion that happened while no control plane ran is not
-seen afterwards: nothing holds the Namespace until its contents are gone.
+The execution namespaces ``karmada-es-*`` belong to the cluster controller, which deletes
+their Works before it deletes the namespace: their Works are not deleted here (only the
+records about them), and the finalizer goes once no Work is left.
+
+A Namespace stored without the finalizer (before namespaces carried one) goes at once;
+what it leaves behind is deleted when the deletion is seen, unless the namespace exists
+again by then.
 """
 
 from __future__ import annotations
@@ -23,55 +29,86 @@ import structlog
 from fleetkeeper import errors
 from fleetkeeper.api import constants
 from fleetkeeper.api.core import Namespace
-from fleetkeeper.api.scheme import SCHEME
+from fleetkeeper.api.scheme import SCHEME, ResourceInfo
+from fleetkeeper.api.work import Work
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
 
 CONTROLLER_NAME = "namespace-cleanup"
+#: how often a terminating namespace whose objects are still being deleted is looked at again
+RETRY_SECONDS = 2.0
 
 _log = structlog.get_logger("fleetkeeper.namespaces")
 
 
+def _namespaced() -> list[ResourceInfo]:
+    return sorted((i for i in SCHEME.infos() if i.namespaced), key=lambda i: (i.group, i.kind))
+
+
 class NamespaceCleanup:
-    """Deletes what a deleted Namespace left behind (see the module notes)."""
+    """Empties deleted Namespaces and lets them go (see the module notes)."""
 
     def __init__(self, ctx: Context) -> None:
         self._ctx = ctx
 
     async def reconcile(self, request: Request) -> Result:
         name = request.name
-        if name.startswith(constants.EXECUTION_SPACE_PREFIX):
+        client = self._ctx.client
+        try:
+            namespace: Namespace | None = await client.get(Namespace, name)
+        except errors.NotFound:
+            namespace = None
+        execution = name.startswith(constants.EXECUTION_SPACE_PREFIX)
+        if namespace is None:  # gone without a finalizer
+            if not execution:
+                await self._empty(name, execution=False)
             return Result()
+        finalizers = namespace.spec.finalizers or []
+        if namespace.metadata.deletion_timestamp is None or constants.NAMESPACE_FINALIZER not in finalizers:
+            return Result()  # in use (perhaps created again), or held by someone else's finalizer
+        remaining = await self._empty(name, execution=execution)
+        if remaining:
+            return Result(requeue_after=RETRY_SECONDS)
+        kept = [f for f in finalizers if f != constants.NAMESPACE_FINALIZER]
         with contextlib.suppress(errors.NotFound):
-            await self._ctx.client.get(Namespace, name)
-            return Result()  # re-created meanwhile (the store, not a cache that may lag, says so)
-        deleted = 0
-        for info in sorted(SCHEME.infos(), key=lambda i: (i.group, i.kind)):
-            if not info.namespaced:
-                continue
-            for obj in (await self._ctx.client.list(info.model, name)).items:
-                if obj.metadata.deletion_timestamp is not None:
-                    continue
-                with contextlib.suppress(errors.NotFound):
-                    await self._ctx.client.delete(info.model, obj.name, name)
-                    deleted += 1
-        if deleted:
-            _log.info("namespace deleted: its objects deleted too", namespace=name, objects=deleted)
+            await client.update(namespace.model_copy(
+                update={"spec": namespace.spec.model_copy(update={"finalizers": kept})}))
+        _log.info("namespace emptied and finalized", namespace=name)
         return Result()
 
+    async def _empty(self, name: str, *, execution: bool) -> int:
+        """Delete what is in namespace ``name`` (in an execution namespace, all but its
+        Works); how many objects are still there, being deleted or kept."""
+        client = self._ctx.client
+        deleted = remaining = 0
+        for info in _namespaced():
+            for obj in (await client.list(info.model, name)).items:
+                if (execution and info.model is Work) or obj.metadata.deletion_timestamp is not None:
+                    remaining += 1
+                    continue
+                with contextlib.suppress(errors.NotFound):
+                    await client.delete(info.model, obj.name, name)
+                    deleted += 1
+                    remaining += bool(obj.metadata.finalizers)
+        if deleted:
+            _log.info("namespace deleted: its objects deleted too", namespace=name, objects=deleted)
+        return remaining
 
-def _deleted(old: Namespace | None, new: Namespace | None) -> bool:
-    return new is None and old is not None
+
+def _deleting(old: Namespace | None, new: Namespace | None) -> bool:
+    if new is None:
+        return old is not None
+    return new.metadata.deletion_timestamp is not None
 
 
 def setup(mgr: Manager, ctx: Context) -> None:
-    """Watches Namespaces; empties the ones deleted (control planes, not Pull agents)."""
+    """Watches Namespaces; empties and finalizes the deleted ones (control planes, not Pull agents)."""
     if ctx.scope.is_agent:
         return
     namespaces = mgr.informers.informer_for(Namespace)
     controller = mgr.controller(CONTROLLER_NAME, NamespaceCleanup(ctx))
-    controller.watch(namespaces, predicate=_deleted)
+    controller.watch(namespaces, predicate=_deleting)
 
 
-__all__ = ["CONTROLLER_NAME", "NamespaceCleanup", "setup"]
+__all__ = ["CONTROLLER_NAME", "RETRY_SECONDS", "NamespaceCleanup", "setup"]

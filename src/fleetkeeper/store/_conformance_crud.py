@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from fleetkeeper import errors
+from fleetkeeper.api.scheme import GroupKind
 from fleetkeeper.clock import VIRTUAL_EPOCH, VirtualClock
 from fleetkeeper.store import Store
 from fleetkeeper.store._conformance_base import (
@@ -297,6 +298,24 @@ class DeleteConformance(StoreFixtures):
         assert summary(events) == [("ADDED", "a", rv(created)), ("MODIFIED", "a", rv(held)),
                                    ("MODIFIED", "a", rv(current)), ("DELETED", "a", rv(last))]
         assert events[3].object["metadata"]["deletionTimestamp"] == stamp
+
+    async def test_a_namespace_is_held_by_its_spec_finalizers_and_terminates(self, store: Store) -> None:
+        namespace = GroupKind("", "Namespace")
+        await store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "prod"},
+                            "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
+        held = await store.delete(namespace, "", "prod")
+        assert held["metadata"]["deletionTimestamp"] and held["status"] == {"phase": "Terminating"}
+        current = await store.get(namespace, "", "prod")
+        assert current["status"]["phase"] == "Terminating"
+        current["spec"] = {"finalizers": []}
+        await store.update(current)
+        with pytest.raises(errors.NotFound):
+            await store.get(namespace, "", "prod")
+        # another kind's spec.finalizers hold nothing
+        await store.create(deployment("a", spec={"finalizers": ["kubernetes"]}))
+        assert (await store.delete(DEPLOY, "default", "a"))["metadata"].get("deletionTimestamp") is None
+        with pytest.raises(errors.NotFound):
+            await store.get(DEPLOY, "default", "a")
 
     async def test_a_deleting_object_takes_no_new_finalizers(self, store: Store) -> None:
         await store.create(deployment("a", finalizers=["one/x"]))

@@ -257,7 +257,7 @@ class Store:
             if resource_version and resource_version != str(current.revision):
                 raise o.conflict(key, o.STALE)
             revision = self._next_revision(key)
-            if meta.get("finalizers"):
+            if o.held(current.obj):
                 if meta.get("deletionTimestamp"):
                     return current.copy()
                 held = o.restamp(o.mark_deleting(current.obj, now=self._now()), revision)

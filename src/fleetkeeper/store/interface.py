@@ -13,9 +13,10 @@ validate kinds — admission does that above it — but it owns the storage sema
   ``status``; ``update(..., subresource="status")`` changes only ``status``;
   ``uid``/``creationTimestamp``/``deletionTimestamp`` cannot be changed by updates;
 * ``delete`` of an object with finalizers sets ``deletionTimestamp`` (once) and keeps
-  it; an update that empties the finalizers of a deleting object removes it; a
-  write that would add finalizers to a deleting object is refused (``Forbidden``… no:
-  it is allowed to remove, never to add — adding raises ``Invalid``);
+  it; an update that empties the finalizers of a deleting object removes it; a write
+  may remove finalizers from a deleting object, never add them (``Invalid``). A
+  Namespace is also held by its ``spec.finalizers``, as in Kubernetes, and turns
+  ``status.phase: Terminating`` while it is held;
 * ``list`` returns the items (sorted by namespace, name) and the revision they were
   read at; label selectors and field selectors as Kubernetes (string form);
 * ``watch(since=rev)`` yields every later event of the matching objects in revision

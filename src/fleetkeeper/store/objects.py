@@ -210,18 +210,33 @@ def same_content(new: dict[str, Any], old: dict[str, Any]) -> bool:
     }
 
 
+def _is_namespace(obj: dict[str, Any]) -> bool:
+    return obj.get("kind") == "Namespace" and obj.get("apiVersion") == "v1"
+
+
+def held(obj: dict[str, Any]) -> bool:
+    """Whether finalizers keep ``obj`` when it is deleted: its ``metadata.finalizers`` and,
+    for a Namespace, its ``spec.finalizers`` (Kubernetes' ``kubernetes`` finalizer, which
+    the namespace cleanup removes once the namespace is empty)."""
+    if obj["metadata"].get("finalizers"):
+        return True
+    spec = obj.get("spec")
+    return _is_namespace(obj) and isinstance(spec, dict) and bool(spec.get("finalizers"))
+
+
 def is_finished(obj: dict[str, Any]) -> bool:
     """A deleting object whose last finalizer is gone: the write removes it."""
-    meta = obj["metadata"]
-    return bool(meta.get("deletionTimestamp")) and not meta.get("finalizers")
+    return bool(obj["metadata"].get("deletionTimestamp")) and not held(obj)
 
 
 def mark_deleting(old: dict[str, Any], *, now: str) -> dict[str, Any]:
-    """The object a delete stores while finalizers hold it."""
+    """The object a delete stores while finalizers hold it (a Namespace turns ``Terminating``)."""
     result = dict(old)
     meta = result["metadata"] = dict(old["metadata"])
     meta["deletionTimestamp"] = now
     meta["deletionGracePeriodSeconds"] = 0
+    if _is_namespace(old):
+        result["status"] = {**(old.get("status") or {}), "phase": "Terminating"}
     return result
 
 
