@@ -454,6 +454,17 @@ CREATED = [
      {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
       "metadata": {"name": "web", "namespace": "typed"},
       "spec": {"minAvailable": 0, "selector": {"matchLabels": {"app": "web"}}}}),
+    (["-n", "typed", "create", "quota", "small", "--hard=cpu=1,memory=1G,pods=2", "--scopes=BestEffort"],
+     "quota/small",
+     {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "small", "namespace": "typed"},
+      "spec": {"hard": {"cpu": "1", "memory": "1G", "pods": "2"}, "scopes": ["BestEffort"]}}),
+    (["create", "priorityclass", "batch-low", "--value=0", "--description=may wait",
+      "--preemption-policy=Never"], "pc/batch-low",
+     {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "batch-low"},
+      "value": 0, "description": "may wait", "preemptionPolicy": "Never"}),
+    (["create", "priorityclass", "critical", "--value=100000", "--global-default"], "pc/critical",
+     {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "critical"},
+      "value": 100000, "globalDefault": True, "preemptionPolicy": "PreemptLowerPriority"}),
 ]
 
 
@@ -471,6 +482,10 @@ def test_kubectls_typed_create_commands_send_protobuf_and_leave_the_object(env: 
         assert created.returncode == 0, f"kubectl {' '.join(args)}:\n{created.stdout}\n{created.stderr}"
         found = orjson.loads(env.ok("get", ref, "-n", "typed", "-o", "json"))
         assert _as_created(found) == expected, f"kubectl {' '.join(args)}"
+    classes = [line.split() for line in env.ok("get", "priorityclasses").splitlines()]
+    assert classes[0] == ["NAME", "VALUE", "GLOBAL-DEFAULT", "AGE", "PREEMPTIONPOLICY"]
+    assert [(row[0], row[1], row[2], row[-1]) for row in classes[1:]] == [
+        ("batch-low", "0", "false", "Never"), ("critical", "100000", "true", "PreemptLowerPriority")]
 
 
 @pytest.mark.parametrize(("method", "path", "content_type", "body", "code", "reason"), [

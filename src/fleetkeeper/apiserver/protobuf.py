@@ -190,6 +190,11 @@ MESSAGES: dict[str, dict[int, Field]] = {
     "IngressRuleValue": {1: _m("http", "HTTPIngressRuleValue")},
     "HTTPIngressRuleValue": {1: _list("paths", "HTTPIngressPath")},
     "HTTPIngressPath": {1: _s("path"), 3: _s("pathType"), 2: _m("backend", "IngressBackend")},
+    "ResourceQuota": {**_META, 2: _m("spec", "ResourceQuotaSpec")},
+    "ResourceQuotaSpec": {1: _map("hard", "quantity"), 2: _list("scopes", "string")},
+    # scheduling.k8s.io/v1 (the value is written even when 0, and 0 is a priority)
+    "PriorityClass": {**_META, 2: _i("value", keep_zero=True), 3: _b("globalDefault"), 4: _s("description"),
+                      5: _s("preemptionPolicy")},
     # authorization.k8s.io/v1 and authentication.k8s.io/v1 (kubectl auth can-i, kubectl auth whoami)
     "SelfSubjectAccessReview": {**_META, 2: _m("spec", "SelfSubjectAccessReviewSpec")},
     "SelfSubjectAccessReviewSpec": {1: _m("resourceAttributes", "ResourceAttributes"),
@@ -204,7 +209,9 @@ MESSAGES: dict[str, dict[int, Field]] = {
 
 #: (apiVersion, kind) → the message of the object
 KINDS: dict[tuple[str, str], str] = {
-    **{("v1", kind): kind for kind in ("Namespace", "ConfigMap", "Secret", "ServiceAccount", "Service")},
+    **{("v1", kind): kind
+       for kind in ("Namespace", "ConfigMap", "Secret", "ServiceAccount", "Service", "ResourceQuota")},
+    ("scheduling.k8s.io/v1", "PriorityClass"): "PriorityClass",
     ("apps/v1", "Deployment"): "Deployment",
     ("batch/v1", "Job"): "Job",
     ("batch/v1", "CronJob"): "CronJob",

@@ -147,7 +147,8 @@ COLUMNS: dict[tuple[str, str], tuple[Column, ...]] = {
 }
 
 
-# --- kinds whose whole table differs: Events (as Kubernetes prints them), the timeline, Namespaces
+# --- kinds whose whole table differs: Events (as Kubernetes prints them), the timeline, Namespaces,
+# PriorityClasses
 
 
 def _event_first(obj: dict[str, Any], now: datetime) -> Cell:
@@ -205,6 +206,10 @@ def _phase(obj: dict[str, Any], now: datetime) -> Cell:
     return str(_get(obj, "status", "phase") or "Active")
 
 
+def _global_default(obj: dict[str, Any], now: datetime) -> Cell:
+    return "true" if obj.get("globalDefault") else "false"
+
+
 _NAME_WIDE = Column("Name", _name, priority=1, description="Name of the object.")
 
 #: (group, kind) → every column, for kinds whose table is not NAME, …, AGE
@@ -224,6 +229,10 @@ FULL_COLUMNS: dict[tuple[str, str], tuple[Column, ...]] = {
         _NAME_WIDE,
     ),
     ("", "Namespace"): (NAME, Column("Status", _phase), AGE),
+    ("scheduling.k8s.io", "PriorityClass"): (
+        NAME, Column("Value", field("value"), type="integer"), Column("Global-Default", _global_default), AGE,
+        Column("PreemptionPolicy", field("preemptionPolicy")),
+    ),
 }
 
 
