@@ -14,9 +14,10 @@
 * **Immortal namespaces** — ``default``, ``kube-system`` and ``kube-public``
   (:data:`IMMORTAL`) cannot be deleted: ``403`` ``this namespace may not be deleted``.
 
-Only requests through the API server are judged, as in Kubernetes, where admission is
-the API server's. A control plane's own controllers write their execution namespaces
-before the Works in them.
+Only requests through the API server are judged. The control plane's own controllers
+write through the local client, which does not look: the cluster controller creates an
+execution namespace before the Works in it, and a simulation applies its story's objects
+as the story gives them.
 """
 
 from __future__ import annotations

@@ -118,13 +118,11 @@ def member_cluster(name: str) -> Cluster:
                    spec=ClusterSpec(sync_mode="Push", api_endpoint=f"simulated://{name}"))
 
 
-SYSTEM_NAMESPACES = constants.SYSTEM_NAMESPACES
-
-
 async def ensure_namespaces(client: Client) -> list[str]:
-    """Create the :data:`SYSTEM_NAMESPACES` that are missing; the ones created now."""
+    """Create the system namespaces (:data:`~fleetkeeper.api.constants.SYSTEM_NAMESPACES`) that are
+    missing; the ones created now."""
     created = []
-    for name in SYSTEM_NAMESPACES:
+    for name in constants.SYSTEM_NAMESPACES:
         try:
             await client.create(Namespace(metadata=ObjectMeta(name=name)))
             created.append(name)
@@ -374,5 +372,5 @@ async def _serve_api(files: ServerFiles, sock: socket.socket, url: str, store_ur
             await opened.close()
 
 
-__all__ = ["SYSTEM_NAMESPACES", "Up", "apiserver", "ensure_namespaces", "join_members", "member_cluster",
+__all__ = ["Up", "apiserver", "ensure_namespaces", "join_members", "member_cluster",
            "run_up", "up"]
