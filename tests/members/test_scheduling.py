@@ -164,3 +164,24 @@ def test_priority_class_names_resolve_to_their_value() -> None:
         return int(live["spec"]["priority"])
 
     assert on_cluster(main) == 5000
+
+
+def test_a_pod_whose_preemption_policy_is_never_waits_instead_of_preempting() -> None:
+    async def main(cluster: SimulatedCluster, clock: VirtualClock) -> None:
+        await cluster.apply({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                             "metadata": {"name": "polite"}, "value": 1000, "preemptionPolicy": "Never"})
+        await cluster.apply(workload("Deployment", "low", replicas=6, cpu="4", priority=0))
+        await cluster.apply(pod("by-class", cpu="4", priorityClassName="polite"))
+        await cluster.apply(pod("by-pod", cpu="4", priority=1000, preemptionPolicy="Never"))
+        await cluster.apply(pod("pushy", cpu="4", priority=1000))
+        pending = (await pods_by_node(cluster))[""]
+        # the two polite pods wait; pushy preempted a low pod, whose replacement waits too
+        assert {"by-class", "by-pod"} <= set(pending) and "pushy" not in pending
+        assert len(pending) == 3 and any(name.startswith("low-") for name in pending)
+        live = await cluster.get(ref(pod("by-class")))
+        assert live is not None
+        assert (live["spec"]["priority"], live["spec"]["preemptionPolicy"]) == (1000, "Never")
+        pushy = await cluster.get(ref(pod("pushy")))
+        assert pushy is not None and pushy["spec"]["preemptionPolicy"] == "PreemptLowerPriority"
+
+    on_cluster(main)

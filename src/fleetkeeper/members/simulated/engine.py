@@ -54,6 +54,8 @@ from fleetkeeper.members.simulated.watch import WatchHub
 
 POD = GroupKind("", "Pod")
 NAMESPACE = GroupKind("", "Namespace")
+#: a pod's ``preemptionPolicy``: it may preempt lower-priority pods, or it never preempts
+PREEMPT_LOWER, PREEMPT_NEVER = "PreemptLowerPriority", "Never"
 CONTROLLERS: dict[GroupKind, Reconcile] = {
     DEPLOYMENT: reconcile_deployment,
     REPLICASET: reconcile_replicaset,
@@ -177,11 +179,13 @@ class Engine:
                  annotations: dict[str, str], owner_refs: list[dict[str, Any]]) -> Pod:
         self._seq += 1
         controller = next((r for r in owner_refs if r.get("controller")), None)
+        priority, policy = self._priority(spec)
         return Pod(
             namespace=namespace, name=name, uid=self.revisions.new_uid(), seq=self._seq, created=self.now(),
-            labels=labels, spec=spec, requests=pod_requests(spec), priority=self._priority(spec),
-            owner_refs=owner_refs, owner_uid=controller["uid"] if controller else None,
-            annotations=annotations, workload=ObjectKey("", "Pod", namespace, name),
+            labels=labels, spec=spec, requests=pod_requests(spec), priority=priority,
+            preempts=policy != PREEMPT_NEVER, owner_refs=owner_refs,
+            owner_uid=controller["uid"] if controller else None, annotations=annotations,
+            workload=ObjectKey("", "Pod", namespace, name),
         )
 
     def admit(self, pod: Pod, *, wake_owner: bool = True) -> None:
@@ -231,19 +235,22 @@ class Engine:
             key = ObjectKey(group_of(ref["apiVersion"]), ref["kind"], key.namespace, ref["name"])
         return key
 
-    def _priority(self, spec: dict[str, Any]) -> int:
-        if isinstance(spec.get("priority"), int):
-            return int(spec["priority"])
+    def _priority(self, spec: dict[str, Any]) -> tuple[int, str]:
+        """The pod's priority and preemption policy, as Kubernetes' Priority admission sets
+        them: the pod's own, else its PriorityClass's (or the global default class's), else
+        0 and ``PreemptLowerPriority``."""
         name = spec.get("priorityClassName")
         builtin = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
-        if name in builtin:
-            return builtin[str(name)]
-        classes = self.store.items(GroupKind("scheduling.k8s.io", "PriorityClass"))
-        for priority_class in classes:
-            named = priority_class["metadata"]["name"] == name
-            if named or (not name and priority_class.get("globalDefault")):
-                return int(priority_class.get("value", 0))
-        return 0
+        value, policy = builtin.get(str(name), 0), PREEMPT_LOWER
+        if name not in builtin:
+            for priority_class in self.store.items(GroupKind("scheduling.k8s.io", "PriorityClass")):
+                named = priority_class["metadata"]["name"] == name
+                if named or (not name and priority_class.get("globalDefault")):
+                    value = int(priority_class.get("value", 0))
+                    policy = str(priority_class.get("preemptionPolicy") or PREEMPT_LOWER)
+                    break
+        own = spec.get("priority")
+        return (int(own) if isinstance(own, int) else value), str(spec.get("preemptionPolicy") or policy)
 
     # -- objects --------------------------------------------------------------------------
     def delete_object(self, key: ObjectKey) -> None:

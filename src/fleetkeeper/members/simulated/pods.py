@@ -42,6 +42,8 @@ class Pod:
     spec: dict[str, Any]
     requests: quantity.MilliList
     priority: int
+    #: whether it may preempt lower-priority pods (``preemptionPolicy`` is not ``Never``)
+    preempts: bool = True
     #: every ownerReference; ``owner_uid`` is the controller's
     owner_refs: list[dict[str, Any]] = field(default_factory=list)
     owner_uid: str | None = None
@@ -156,7 +158,7 @@ def render(pod: Pod) -> Obj:
     if pod.managed_fields:
         meta["managedFields"] = pod.managed_fields
     spec = {"schedulerName": "default-scheduler", "restartPolicy": "Always", **pod.spec,
-            "priority": pod.priority}
+            "priority": pod.priority, "preemptionPolicy": "PreemptLowerPriority" if pod.preempts else "Never"}
     if pod.node:
         spec["nodeName"] = pod.node
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": _status(pod)}

@@ -6,7 +6,8 @@ capacity (allocatable minus the requests of the pods bound there) covers its req
 ``pods`` included (one per pod). ``spec.nodeSelector`` must match the node's labels; a
 DaemonSet pod is pinned to its node.
 
-When nothing fits, a pod may **preempt**: on each node, pods of lower priority are
+When nothing fits, a pod may **preempt** (unless its ``preemptionPolicy`` is ``Never``,
+from the pod or its PriorityClass): on each node, pods of lower priority are
 candidate victims (lowest priority first, newest first) until the pod fits; then victims
 are reprieved, most important first, while it still fits. The node chosen is the one
 whose most important victim is least important, then with the fewest victims, then the
@@ -128,7 +129,7 @@ class Scheduler:
 
     def _unplaceable(self, pod: Pod, candidates: list[Node]) -> Placement | None:
         """Preemption, or None with the reason set on the pod."""
-        if any(priority < pod.priority for priority in self._bound_priorities):
+        if pod.preempts and any(priority < pod.priority for priority in self._bound_priorities):
             placement = self._preemption(pod, candidates)
             if placement is not None:
                 return placement
