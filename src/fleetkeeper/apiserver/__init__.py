@@ -11,7 +11,7 @@ Build the ASGI app from a store, then serve it::
 
 Modules, by concept: :mod:`.app` (routing, authn/authz wiring, errors as Status),
 :mod:`.request` (paths, queries, bodies), :mod:`.handlers` (verbs), :mod:`.patching`
-(patch and apply requests) over :mod:`fleetkeeper.store.patch`, :mod:`.strategic` and
+(patch and apply requests) over :mod:`fleetkeeper.api.patch`, :mod:`.strategic` and
 :mod:`.apply` (algorithms) with :mod:`.fields` (managedFields), :mod:`.scale`,
 :mod:`.watch`, :mod:`.tables`, :mod:`.discovery`, :mod:`.openapi`, :mod:`.admit`
 (admission on every write), :mod:`.auth`, :mod:`.certs`, :mod:`.kubeconfig`,

@@ -21,6 +21,7 @@ from starlette.responses import Response
 
 from fleetkeeper import errors
 from fleetkeeper.api.meta import Unstructured
+from fleetkeeper.api.patch import apply_json_patch, apply_merge_patch
 from fleetkeeper.apiserver import apply as ssa
 from fleetkeeper.apiserver import namespaces
 from fleetkeeper.apiserver.admit import admit_object, shape
@@ -36,7 +37,6 @@ from fleetkeeper.apiserver.request import (
 )
 from fleetkeeper.apiserver.state import Context, ServerState, json_response
 from fleetkeeper.apiserver.strategic import strategic_merge, strip_directives
-from fleetkeeper.store.patch import apply_json_patch, apply_merge_patch
 
 
 def _patched(ctx: Context, old: dict[str, Any], patch: Any, content_type: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import Any
 from starlette.responses import Response
 
 from fleetkeeper import errors
+from fleetkeeper.api.patch import apply_json_patch, apply_merge_patch
 from fleetkeeper.apiserver.admit import shape
 from fleetkeeper.apiserver.discovery import SCALABLE
 from fleetkeeper.apiserver.handlers import store_update
@@ -29,7 +30,6 @@ from fleetkeeper.apiserver.request import (
     decode_object,
 )
 from fleetkeeper.apiserver.state import Context, ServerState, json_response
-from fleetkeeper.store.patch import apply_json_patch, apply_merge_patch
 
 
 def _selector(obj: dict[str, Any]) -> str:

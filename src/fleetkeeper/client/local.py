@@ -13,7 +13,7 @@ either can be swapped in (both pass :mod:`fleetkeeper.client.testing`).
   admission saw, retrying on conflict, so admission never judges a stale ``old``. Given
   ``admission_reads_old``, the stored object is decoded for admission only for kinds whose
   rules look at it (most kinds' admission does not, and decoding is a write's main cost).
-* ``patch`` supports JSON merge patch and JSON patch (:mod:`fleetkeeper.store.patch`),
+* ``patch`` supports JSON merge patch and JSON patch (:mod:`fleetkeeper.api.patch`),
   re-reading and re-applying on a resourceVersion conflict unless the patch itself
   pinned the resourceVersion. Strategic merge patch and server-side apply are the API
   server's business and are refused here with ``UnsupportedMediaType``.
@@ -39,11 +39,11 @@ from typing import Any, Literal, Protocol, TypeVar
 from fleetkeeper import errors
 from fleetkeeper.api.jsoncopy import json_copy
 from fleetkeeper.api.meta import Resource
+from fleetkeeper.api.patch import apply_json_patch, apply_merge_patch
 from fleetkeeper.api.scheme import GroupKind, group_kind_of
 from fleetkeeper.client.interface import ObjectList, PatchType, WatchEvent
 from fleetkeeper.clock import Clock
 from fleetkeeper.store.interface import StoreProtocol
-from fleetkeeper.store.patch import apply_json_patch, apply_merge_patch
 
 T = TypeVar("T", bound=Resource)
 

@@ -1,8 +1,8 @@
 """JSON merge patch (RFC 7386) and JSON patch (RFC 6902) over wire dicts.
 
 Pure functions: the input document is never modified, the result shares nothing with
-the patch. They live beside the store (layer 1) so that both the local client and the
-API server — siblings that may not import each other — apply patches the same way.
+the patch. They live in the lowest layer so that the local client, the API server and
+the binding controller's overrides (which may not import one another) patch alike.
 
 Errors: a patch document that is malformed (not a list of operations, an unknown
 ``op``, a pointer without a leading ``/``) is :class:`errors.BadRequest`; a well-formed

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from fleetkeeper import errors
-from fleetkeeper.store.patch import apply_json_patch, apply_merge_patch, json_equal
+from fleetkeeper.api.patch import apply_json_patch, apply_merge_patch, json_equal
 
 MERGE_CASES: list[tuple[Any, Any, Any, str]] = [
     ({"a": "b"}, {"a": "c"}, {"a": "c"}, "a member is replaced"),
