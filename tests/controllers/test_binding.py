@@ -8,6 +8,8 @@ from prometheus_client import REGISTRY
 
 from fleetkeeper.api import constants
 from fleetkeeper.api import timeline as tl
+from fleetkeeper.api.core import Event
+from fleetkeeper.api.override import OverridePolicy
 from fleetkeeper.api.policy import PropagationPolicy
 from fleetkeeper.api.work import GracefulEvictionTask, ResourceBinding, TargetCluster, Work
 from fleetkeeper.clock import VirtualClock
@@ -172,3 +174,39 @@ def test_a_hand_edited_work_is_put_back_and_the_controllers_own_write_does_not_w
 async def _restored(world: World, edited: Work) -> Work | None:
     work = await world.client.get(Work, WORK, "karmada-es-member1")
     return work if work.metadata.resource_version != edited.metadata.resource_version else None
+
+
+def test_an_override_that_cannot_apply_leaves_the_work_as_it_was_and_says_which_policy() -> None:
+    async def main(clock: VirtualClock) -> None:
+        async with running(clock, "member1") as world:
+            await world.apply(propagation_policy("nginx", "member1"))
+            await world.apply(deployment())
+            await world.wait_for(lambda: equals({"member1"})(works(world)))
+            broken = OverridePolicy.from_dict({
+                "metadata": {"name": "broken", "namespace": "default"},
+                "spec": {"overrideRules": [{"overriders": {"plaintext": [
+                    {"path": "/spec/nothing/here", "operator": "replace", "value": 1}]}}]}})
+            await world.client.create(broken)
+            failed = await world.wait_for(lambda: _events(world, constants.EVENT_SYNC_WORK_FAILED))
+            assert "override policy broken" in failed[0].message
+            work = await world.client.get(Work, WORK, "karmada-es-member1")
+            assert constants.APPLIED_OVERRIDES_ANNOTATION not in work.annotations()
+            fixed = await world.client.get(OverridePolicy, "broken", "default")
+            fixed.spec = fixed.spec.model_validate({"overrideRules": [{"overriders": {"plaintext": [
+                {"path": "/spec/replicas", "operator": "replace", "value": 1}]}}]})
+            await world.client.update(fixed)
+            applied = await world.wait_for(lambda: _overridden(world))
+            assert _manifest_replicas(applied) == 1
+            assert world.member("member1").engine.store.get(KEY) is not None
+
+    run(main)
+
+
+async def _events(world: World, reason: str) -> list[Event] | None:
+    found = [e for e in (await world.client.list(Event)).items if e.reason == reason]
+    return found or None
+
+
+async def _overridden(world: World) -> Work | None:
+    work = await world.client.get(Work, WORK, "karmada-es-member1")
+    return work if constants.APPLIED_OVERRIDES_ANNOTATION in work.annotations() else None

@@ -6,7 +6,8 @@ One reconciler for ResourceBindings and ClusterResourceBindings (the key says wh
 writes); one of its Works deleted or edited (so a Work removed by hand comes back and
 a deleting binding learns that its last Work is gone); its template's spec, labels or
 annotations changing (read through a :class:`TemplateCache`, watched per kind from the
-first binding of that kind).
+first binding of that kind); an override policy that may select its template being
+created, changed or deleted.
 
 **Reconcile** (decisions in :mod:`~fleetkeeper.controllers.binding_rules`):
 
@@ -20,8 +21,9 @@ first binding of that kind).
 4. render and write one Work per target cluster (replicas revised per cluster, a Divided
    Job's completions split, the state a ``Directly`` failover preserved injected as labels
    into the new cluster's copy — :mod:`~fleetkeeper.controllers.state_preservation` —,
-   suspension and preservation written explicitly) — only Works that differ are written,
-   all of them in one store transaction.
+   suspension and preservation written explicitly, then the cluster's OverridePolicies
+   and ClusterOverridePolicies applied — :mod:`~fleetkeeper.controllers.override_rules`)
+   — only Works that differ are written, all of them in one store transaction.
    ``SyncWorkSucceed`` when something was written, ``SyncWorkFailed`` on failure (both on
    the binding and on the template); ``WorkCreated``/``WorkDeleted`` on the timeline.
 """
@@ -34,11 +36,15 @@ from typing import Any
 from fleetkeeper import errors
 from fleetkeeper.api import constants
 from fleetkeeper.api import timeline as tl
+from fleetkeeper.api.cluster import Cluster
+from fleetkeeper.api.matching import resource_selectors_priority
 from fleetkeeper.api.meta import ObjectMeta, Resource, Unstructured
+from fleetkeeper.api.override import ClusterOverridePolicy, OverridePolicy
 from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding, Work
 from fleetkeeper.client.interface import batch
 from fleetkeeper.controllers import binding_rules as rules
 from fleetkeeper.controllers import bindings as b
+from fleetkeeper.controllers import override_rules as overrides
 from fleetkeeper.controllers import state_preservation
 from fleetkeeper.controllers.templates import Kind, NotSynced, TemplateCache, TemplateRef
 from fleetkeeper.controllers.writes import write
@@ -80,6 +86,17 @@ def binding_of_template(obj: Resource) -> list[Request]:
     return [Request(obj.metadata.namespace or "", constants.binding_name(obj.kind, obj.name))]
 
 
+def _spec_changed(old: Resource | None, new: Resource | None) -> bool:
+    return old is None or new is None or old.metadata.generation != new.metadata.generation
+
+
+def _identity(binding: b.Binding) -> dict[str, Any]:
+    """The template a binding stands for, as far as its resource reference tells."""
+    resource = binding.spec.resource
+    return {"apiVersion": resource.api_version, "kind": resource.kind,
+            "metadata": {"namespace": resource.namespace or "", "name": resource.name}}
+
+
 def _binding_of_work(work: Work) -> list[Request]:
     request = b.binding_request_of_work(work)
     return [request] if request is not None else []
@@ -103,6 +120,9 @@ class BindingController:
         self._crbs: Informer[ClusterResourceBinding] = informers.informer_for(ClusterResourceBinding)
         self._works: Informer[Work] = informers.informer_for(Work)
         b.ensure_work_index(self._works)
+        self._clusters: Informer[Cluster] = informers.informer_for(Cluster)
+        self._ops: Informer[OverridePolicy] = informers.informer_for(OverridePolicy)
+        self._cops: Informer[ClusterOverridePolicy] = informers.informer_for(ClusterOverridePolicy)
         self._handler_target: Any = None
         self.templates = TemplateCache(informers, self._template_handler)
         #: Work key → resourceVersion of this controller's last update of it, until its event
@@ -117,6 +137,20 @@ class BindingController:
         controller.watch(self._rbs, predicate=binding_changed)
         controller.watch(self._crbs, predicate=binding_changed)
         controller.watch(self._works, _binding_of_work, predicate=self._work_changed)
+        controller.watch(self._ops, self._selected_bindings, predicate=_spec_changed)
+        controller.watch(self._cops, self._selected_bindings, predicate=_spec_changed)
+
+    def _selected_bindings(self, policy: OverridePolicy | ClusterOverridePolicy) -> list[Request]:
+        """The bindings whose templates ``policy`` may select (labels are not known here: a
+        selector with a label selector counts as selecting)."""
+        namespace = policy.namespace if isinstance(policy, OverridePolicy) else None
+        selectors = [s.model_copy(update={"label_selector": None})
+                     for s in policy.spec.resource_selectors or ()]
+        found: list[b.Binding] = [rb for rb in self._rbs.list() if namespace in (None, rb.namespace)]
+        if namespace is None:
+            found.extend(self._crbs.list())
+        return [Request(binding.metadata.namespace or "", binding.name) for binding in found
+                if not selectors or resource_selectors_priority(selectors, _identity(binding))]
 
     def _work_changed(self, old: Work | None, new: Work | None) -> bool:
         """:func:`work_changed`, but not for the event of this controller's own update."""
@@ -201,8 +235,10 @@ class BindingController:
                     updated.append(options["cluster"])
         return created, updated
 
-    def _manifests(self, binding: b.Binding, template: Resource) -> list[tuple[str, dict[str, Any]]]:
-        """(cluster, manifest before Karmada's metadata) for every target cluster."""
+    def _manifests(self, binding: b.Binding,
+                   template: Resource) -> list[tuple[str, dict[str, Any], dict[str, str]]]:
+        """(cluster, manifest before Karmada's metadata, applied-overrides annotations) for
+        every target cluster."""
         spec = binding.spec
         interpreter = self._ctx.interpreter
         pruned = interpreter.prune(template.to_dict())
@@ -211,6 +247,8 @@ class BindingController:
         revised: dict[int, dict[str, Any]] = {}  # one ReviseReplica per distinct replica count
         targets = rules.target_clusters(spec)
         completions = rules.job_completions(pruned, spec, targets)
+        cops = self._cops.list()
+        ops = [p for p in self._ops.list() if p.namespace == template.namespace] if template.namespace else []
         out = []
         for target in targets:
             # the manifests share the pruned template's nested values: nothing below mutates them
@@ -223,7 +261,15 @@ class BindingController:
                 manifest = rules.with_completions(manifest, completions[target.name])
             # state preserved by a failover, as labels of the new cluster's copy (spec §4.12.4)
             preserved = state_preservation.labels_to_inject(spec, target.name)
-            out.append((target.name, state_preservation.inject(manifest, preserved)))
+            manifest = state_preservation.inject(manifest, preserved)
+            applied: dict[str, str] = {}
+            if cops or ops:  # cluster-wide ones first, then the namespace's (spec §2.5)
+                cluster = self._clusters.get(target.name) or Cluster(metadata=ObjectMeta(name=target.name))
+                cluster_matched = overrides.matching(cops, pruned, cluster)
+                matched = overrides.matching(ops, pruned, cluster)
+                manifest = overrides.apply(manifest, [*cluster_matched, *matched])
+                applied = overrides.applied_annotations(cluster_matched, matched)
+            out.append((target.name, manifest, applied))
         return out
 
     def _desired_works(self, binding: b.Binding, template: Resource) -> list[dict[str, Any]]:
@@ -236,7 +282,7 @@ class BindingController:
         ident, id_label = b.binding_id(binding), b.id_label(namespaced)
         uid, generation = template.metadata.uid or "", template.metadata.generation or 0
         out = []
-        for cluster, manifest in self._manifests(binding, template):
+        for cluster, manifest, applied in self._manifests(binding, template):
             work_id = rules.work_permanent_id(ident, cluster)
             rendered = rules.render_manifest(
                 manifest, id_label=id_label, binding_permanent_id=ident, work_id=work_id, work_name=name,
@@ -246,7 +292,7 @@ class BindingController:
                 "name": name, "cluster": cluster, "manifest": rendered, "id_label": id_label,
                 "binding_permanent_id": ident, "work_id": work_id, "references": references,
                 "conflict": conflict, "suspend": rules.dispatch_suspended(spec.suspension, cluster),
-                "preserve": bool(spec.preserve_resources_on_deletion)})
+                "preserve": bool(spec.preserve_resources_on_deletion), "overrides": applied})
         return out
 
     async def _write_work(self, current: Work | None, options: dict[str, Any]) -> str:

@@ -186,12 +186,17 @@ def render_manifest(manifest: Obj, *, id_label: str, binding_permanent_id: str, 
 # --- the Work -------------------------------------------------------------------------------------
 
 
+#: the Work annotations recording the override policies applied to its manifest
+APPLIED_OVERRIDES = (constants.APPLIED_CLUSTER_OVERRIDES_ANNOTATION, constants.APPLIED_OVERRIDES_ANNOTATION)
+
+
 def desired_work(*, name: str, cluster: str, manifest: Obj, id_label: str, binding_permanent_id: str,
                  work_id: str, references: Mapping[str, str], conflict: str, suspend: bool, preserve: bool,
-                 current: Work | None) -> Work:
-    """The Work for one cluster; ``current``'s foreign labels, annotations and finalizers are kept."""
+                 current: Work | None, overrides: Mapping[str, str] | None = None) -> Work:
+    """The Work for one cluster; ``current``'s foreign labels, annotations and finalizers are
+    kept (the applied-overrides annotations are ``overrides``', present only when something applied)."""
     labels = {id_label: binding_permanent_id, constants.WORK_PERMANENT_ID_LABEL: work_id}
-    annotations = {**references, constants.CONFLICT_RESOLUTION_ANNOTATION: conflict}
+    annotations = {**references, constants.CONFLICT_RESOLUTION_ANNOTATION: conflict, **(overrides or {})}
     spec = WorkSpec(workload=WorkloadTemplate(manifests=[manifest]), suspend_dispatching=suspend,
                     preserve_resources_on_deletion=preserve)
     if current is None:
@@ -201,8 +206,9 @@ def desired_work(*, name: str, cluster: str, manifest: Obj, id_label: str, bindi
     finalizers = list(current.metadata.finalizers or ())
     if constants.EXECUTION_CONTROLLER_FINALIZER not in finalizers:
         finalizers.append(constants.EXECUTION_CONTROLLER_FINALIZER)
+    kept = {k: v for k, v in current.annotations().items() if k not in APPLIED_OVERRIDES}
     meta = current.metadata.model_copy(update={
-        "labels": {**current.labels(), **labels}, "annotations": {**current.annotations(), **annotations},
+        "labels": {**current.labels(), **labels}, "annotations": {**kept, **annotations},
         "finalizers": finalizers})
     return current.model_copy(update={"metadata": meta, "spec": spec})
 
@@ -222,7 +228,8 @@ def deleted_message(works: Sequence[Work], why: str) -> str:
 
 
 __all__ = [
-    "DIRECTLY_REQUEUE_SECONDS", "conflict_resolution", "created_message", "deleted_message", "desired_work",
+    "APPLIED_OVERRIDES", "DIRECTLY_REQUEUE_SECONDS", "conflict_resolution", "created_message",
+    "deleted_message", "desired_work",
     "directly_clusters", "dispatch_suspended", "divide_completions", "existing_clusters", "is_workload",
     "job_completions", "managed_keys", "orphan_works", "render_manifest", "target_clusters",
     "with_completions", "work_differs", "work_permanent_id", "works_in",
