@@ -12,8 +12,9 @@ kinds is needed, and a custom kind works like a built-in one.
 
 **What wakes a template.** Its own changes (spec, labels, annotations, deletion; not
 status-only writes); any change of a policy whose selectors name its kind and match it
-(before or after the change) or that claims it; and changes of its binding (deleted,
-spec edited, claim labels) — so a binding deleted by hand comes back.
+(before or after the change) or that claims it; changes of its binding (deleted,
+spec edited, claim labels) — so a binding deleted by hand comes back; and the creation
+of an OverridePolicy that its policy's ``dependentOverrides`` wait for.
 
 **Reconcile** (decisions in :mod:`~fleetkeeper.controllers.detector_rules`):
 
@@ -23,7 +24,12 @@ spec edited, claim labels) — so a binding deleted by hand comes back.
 3. choose the claiming policy (sticky claims, no preemption by default); none → release
    any old claim from the template and the binding (the binding and what it runs are
    kept, as Karmada keeps them when a policy is deleted);
-4. record the claim on the template (labels and annotations, as Karmada does), then
+4. a PropagationPolicy whose ``dependentOverrides`` name an OverridePolicy that does not
+   exist (yet) in its namespace is not applied: the template is looked at again when
+   such an OverridePolicy appears (and every :data:`DEPENDENT_OVERRIDES_RETRY` seconds),
+   so the first Works already carry the overrides (an existing binding is left as it is
+   meanwhile);
+5. record the claim on the template (labels and annotations, as Karmada does), then
    create or refresh the binding — written only when something the detector owns
    changed, with optimistic concurrency.
 """
@@ -38,6 +44,7 @@ import structlog
 from fleetkeeper import errors
 from fleetkeeper.api import constants
 from fleetkeeper.api.meta import Resource
+from fleetkeeper.api.override import OverridePolicy
 from fleetkeeper.api.policy import ClusterPropagationPolicy, PropagationPolicy
 from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding
 from fleetkeeper.controllers import detector_rules as rules
@@ -62,6 +69,8 @@ from fleetkeeper.runtime.reconcile import Request, Result
 CONTROLLER_NAME = "resource-detector"
 _log = structlog.get_logger("fleetkeeper.detector")
 NOT_SYNCED_RETRY = 1.0
+#: how often a template whose policy waits for its dependent overrides is looked at again
+DEPENDENT_OVERRIDES_RETRY = 5.0
 
 
 def template_changed(old: Resource | None, new: Resource | None) -> bool:
@@ -101,6 +110,7 @@ class Detector:
         self._cpps: Informer[ClusterPropagationPolicy] = informers.informer_for(ClusterPropagationPolicy)
         self._rbs: Informer[ResourceBinding] = informers.informer_for(ResourceBinding)
         self._crbs: Informer[ClusterResourceBinding] = informers.informer_for(ClusterResourceBinding)
+        self._ops: Informer[OverridePolicy] = informers.informer_for(OverridePolicy)
         self._controller: Controller | None = None
         self.templates = TemplateCache(informers, self._template_handler)
 
@@ -109,6 +119,7 @@ class Detector:
         self._controller = controller
         self._pps.add_handler(FuncHandler(self._policy_changed))
         self._cpps.add_handler(FuncHandler(self._policy_changed))
+        self._ops.add_handler(FuncHandler(self._override_added))
         for informer in (self._rbs, self._crbs):
             informer.add_handler(EnqueueMapped(controller, _template_of_binding, predicate=binding_changed))
 
@@ -133,6 +144,14 @@ class Detector:
             for binding in self._claimed_bindings(ids):
                 for request in _template_of_binding(binding):
                     self._controller.enqueue(request)
+
+    def _override_added(self, old: OverridePolicy | None, new: OverridePolicy | None) -> None:
+        """An OverridePolicy appeared: wake the templates of the policies that waited for it."""
+        if old is not None or new is None:
+            return
+        for policy in self._pps.list():
+            if policy.namespace == new.namespace and new.name in (policy.spec.dependent_overrides or ()):
+                self._policy_changed(None, policy)
 
     def _claimed_bindings(self, ids: set[str]) -> Iterable[Binding]:
         for informer in (self._rbs, self._crbs):
@@ -163,11 +182,23 @@ class Detector:
         if policy is None:
             await self._release(template, binding)
             return Result()
+        missing = self._missing_overrides(policy)
+        if missing:
+            _log.info("policy waits for its dependent overrides", template=str(ref), policy=policy.key,
+                      missing=missing)
+            return Result(requeue_after=DEPENDENT_OVERRIDES_RETRY)
         await self._claim(template, policy)
         if binding is not None and binding.metadata.deletion_timestamp is not None:
             return Result()  # the binding's removal wakes this template again
         await self._ensure_binding(template, policy, binding)
         return Result()
+
+    def _missing_overrides(self, policy: rules.Policy) -> list[str]:
+        """The dependent overrides of a PropagationPolicy not in its namespace (yet)."""
+        if not isinstance(policy, PropagationPolicy):
+            return []
+        return [name for name in policy.spec.dependent_overrides or ()
+                if self._ops.get(f"{policy.namespace}/{name}") is None]
 
     def _binding(self, ref: TemplateRef) -> Binding | None:
         name = constants.binding_name(ref.kind, ref.name)
