@@ -9,6 +9,7 @@ import pytest
 
 from fleetkeeper.api import constants
 from fleetkeeper.api.builtin import ClusterRole, Deployment
+from fleetkeeper.api.meta import Unstructured
 from fleetkeeper.api.policy import ClusterPropagationPolicy, PropagationPolicy, Suspension
 from fleetkeeper.api.work import BindingSuspension, ResourceBinding, TargetCluster
 from fleetkeeper.controllers import detector_rules as rules
@@ -202,3 +203,46 @@ def test_a_cluster_scoped_template_gets_a_cluster_resource_binding() -> None:
 def test_stands_for(api_version: str, kind: str, name: str, same: bool) -> None:
     binding = rules.desired_binding(DEPLOY, pp("a"), rules.Workload(), None)
     assert rules.stands_for(binding, api_version, kind, name) is same
+
+
+# --------------------------------------------------------------------------- Lazy activation
+
+
+def _template(**changes: Any) -> Unstructured:
+    data: dict[str, Any] = {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default", "labels": {"app": "web"}, "generation": 1,
+                     "resourceVersion": "1"},
+        "spec": {"replicas": 1}}
+    for path, value in changes.items():
+        node = data
+        *parents, leaf = path.split("__")
+        for key in parents:
+            node = node.setdefault(key, {})
+        node[leaf] = value
+    return Unstructured.for_kind("apps/v1", "Deployment").from_dict(data)
+
+
+@pytest.mark.parametrize(("changes", "by_karmada"), [
+    ({"status": {"readyReplicas": 1}}, True),
+    ({"metadata__resourceVersion": "9", "metadata__generation": 2}, True),
+    ({"metadata__labels": {"app": "web", "propagationpolicy.karmada.io/permanent-id": "x"}}, True),
+    ({"metadata__annotations": {"propagationpolicy.karmada.io/name": "p"}}, True),
+    ({"metadata__labels": {"app": "api"}}, False),
+    ({"metadata__labels": {"app": "web", "namespace.karmada.io/skip-auto-propagation": "true"}}, False),
+    ({"metadata__annotations": {"team": "web"}}, False),
+    ({"spec__replicas": 2}, False),
+], ids=["status", "system metadata", "claim label", "claim annotation", "a user label",
+        "the user label with Karmada's prefix", "a user annotation", "the spec"])
+def test_a_change_is_karmadas_own_when_only_its_fields_differ(changes: dict[str, Any],
+                                                             by_karmada: bool) -> None:
+    assert rules.changed_by_karmada(_template(), _template(**changes)) is by_karmada
+
+
+def test_only_activation_preference_lazy_is_lazy() -> None:
+    policy = PropagationPolicy.from_dict({
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment"}]}})
+    assert not rules.is_lazy(policy) and not rules.is_lazy(None)
+    policy.spec.activation_preference = "Lazy"
+    assert rules.is_lazy(policy)

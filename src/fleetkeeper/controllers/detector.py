@@ -31,7 +31,11 @@ of an OverridePolicy that its policy's ``dependentOverrides`` wait for.
    meanwhile);
 5. record the claim on the template (labels and annotations, as Karmada does), then
    create or refresh the binding — written only when something the detector owns
-   changed, with optimistic concurrency.
+   changed, with optimistic concurrency. Under a policy with ``activationPreference:
+   Lazy``, a reconcile that only Karmada's own changes caused (the policy changing, or
+   the template changing in nothing but status, system metadata and Karmada's labels
+   and annotations) records the claim and stops there: the binding follows the policy
+   at the template's next real change, as in Karmada.
 """
 
 from __future__ import annotations
@@ -111,6 +115,9 @@ class Detector:
         self._rbs: Informer[ResourceBinding] = informers.informer_for(ResourceBinding)
         self._crbs: Informer[ClusterResourceBinding] = informers.informer_for(ClusterResourceBinding)
         self._ops: Informer[OverridePolicy] = informers.informer_for(OverridePolicy)
+        #: templates with a change not of Karmada's own making still to be reconciled → how many
+        #: such changes came (a Lazy policy refreshes a binding only for these)
+        self._user_wakes: dict[Request, int] = {}
         self._controller: Controller | None = None
         self.templates = TemplateCache(informers, self._template_handler)
 
@@ -126,7 +133,31 @@ class Detector:
     def _template_handler(self, kind: Kind) -> EnqueueMapped[Resource]:
         assert self._controller is not None
         return EnqueueMapped(self._controller, lambda obj: [template_request(TemplateRef.of(obj))],
-                             predicate=template_changed)
+                             predicate=self._template_event)
+
+    def _template_event(self, old: Resource | None, new: Resource | None) -> bool:
+        """:func:`template_changed`, noting whether a change under a Lazy policy is Karmada's own."""
+        if not template_changed(old, new):
+            return False
+        obj = new if new is not None else old
+        assert obj is not None
+        by_karmada = old is not None and new is not None and rules.is_lazy(self._claiming_policy(new)) \
+            and rules.changed_by_karmada(old, new)
+        if not by_karmada:
+            self._user_wake(template_request(TemplateRef.of(obj)))
+        return True
+
+    def _user_wake(self, request: Request) -> None:
+        self._user_wakes[request] = self._user_wakes.get(request, 0) + 1
+
+    def _claiming_policy(self, template: Resource) -> rules.Policy | None:
+        """The policy a template's claim annotations name, if it exists."""
+        annotations = template.annotations()
+        name = annotations.get(constants.PP_NAME_ANNOTATION)
+        if name:
+            return self._pps.get(f"{annotations.get(constants.PP_NAMESPACE_ANNOTATION, '')}/{name}")
+        name = annotations.get(constants.CPP_NAME_ANNOTATION)
+        return self._cpps.get(name) if name else None
 
     def _policy_changed(self, old: rules.Policy | None, new: rules.Policy | None) -> None:
         """Watch the kinds the policy names; wake the templates it may claim or release."""
@@ -134,16 +165,24 @@ class Detector:
         policies = [p for p in (old, new) if p is not None]
         ids = {rules.policy_id(p) for p in policies}
         kinds = {(s.api_version, s.kind) for p in policies for s in p.spec.resource_selectors}
+        lazy = rules.is_lazy(new if new is not None else old)
         for api_version, kind in sorted(kinds):
             for template in self.templates.list(api_version, kind):
                 claim = rules.claim_of(template.labels())
                 if (claim is not None and claim.permanent_id in ids) or any(
                         rules.match_priority(p, template) for p in policies):
-                    self._controller.enqueue(template_request(TemplateRef.of(template)))
+                    self._wake(template_request(TemplateRef.of(template)), by_karmada=lazy)
         if old is not None:  # templates it claimed, of kinds it no longer names
             for binding in self._claimed_bindings(ids):
                 for request in _template_of_binding(binding):
-                    self._controller.enqueue(request)
+                    self._wake(request, by_karmada=lazy)
+
+    def _wake(self, request: Request, *, by_karmada: bool) -> None:
+        """Queue a template for a policy's change; a Lazy policy's change is Karmada's own."""
+        assert self._controller is not None
+        if not by_karmada:
+            self._user_wake(request)
+        self._controller.enqueue(request)
 
     def _override_added(self, old: OverridePolicy | None, new: OverridePolicy | None) -> None:
         """An OverridePolicy appeared: wake the templates of the policies that waited for it."""
@@ -162,6 +201,13 @@ class Detector:
 
     # ---------------------------------------------------------------- reconcile
     async def reconcile(self, request: Request) -> Result:
+        wakes = self._user_wakes.get(request)
+        result = await self._reconcile(request, by_user=wakes is not None)
+        if result.requeue_after is None and self._user_wakes.get(request) == wakes:
+            self._user_wakes.pop(request, None)  # done, and no newer change came meanwhile
+        return result
+
+    async def _reconcile(self, request: Request, *, by_user: bool) -> Result:
         ref = parse_template_request(request)
         try:
             template = self.templates.get(ref)
@@ -188,6 +234,8 @@ class Detector:
                       missing=missing)
             return Result(requeue_after=DEPENDENT_OVERRIDES_RETRY)
         await self._claim(template, policy)
+        if not by_user and rules.is_lazy(policy):
+            return Result()  # Lazy: the binding follows the policy at the template's next change
         if binding is not None and binding.metadata.deletion_timestamp is not None:
             return Result()  # the binding's removal wakes this template again
         await self._ensure_binding(template, policy, binding)

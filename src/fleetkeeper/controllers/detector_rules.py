@@ -122,6 +122,38 @@ def claim_of(labels: Mapping[str, str]) -> Claim | None:
     return None
 
 
+#: a label or annotation key of Karmada's own when it contains this (Karmada's rule)
+KARMADA_KEY_PART = ".karmada.io"
+#: the exception: a label with Karmada's prefix that users set
+USER_KARMADA_LABELS = frozenset({"namespace.karmada.io/skip-auto-propagation"})
+#: what an update may change without being anyone's edit of the template
+_IGNORED_META = ("managedFields", "resourceVersion", "generation")
+
+
+def is_lazy(policy: Policy | None) -> bool:
+    """``activationPreference: Lazy``: the policy's changes wait for each template's own next change."""
+    return policy is not None and policy.spec.activation_preference == "Lazy"
+
+
+def _without_karmada(obj: Resource) -> dict[str, Any]:
+    data = obj.to_dict()
+    data.pop("status", None)
+    meta = dict(data.get("metadata") or {})
+    for field in _IGNORED_META:
+        meta.pop(field, None)
+    labels = {k: v for k, v in (meta.get("labels") or {}).items()
+              if KARMADA_KEY_PART not in k or k in USER_KARMADA_LABELS}
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if KARMADA_KEY_PART not in k}
+    meta["labels"], meta["annotations"] = labels or None, annotations or None
+    return {**data, "metadata": meta}
+
+
+def changed_by_karmada(old: Resource, new: Resource) -> bool:
+    """Whether an update of a template is Karmada's own: nothing differs but its status,
+    system metadata and Karmada's labels and annotations (Karmada's ``ResourceChangeByKarmada``)."""
+    return _without_karmada(old) == _without_karmada(new)
+
+
 def _preempts(candidate: Policy, holder: Policy) -> bool:
     if candidate.spec.preemption != "Always" or candidate is holder:
         return False
@@ -274,9 +306,31 @@ def stands_for(binding: Binding, template_api_version: str, kind: str, name: str
 
 
 __all__ = [
-    "CLAIM_ANNOTATIONS", "CLAIM_LABELS", "DETECTOR_FIELDS", "Claim", "Policy", "PolicyKind", "Workload",
+    "CLAIM_ANNOTATIONS",
+    "CLAIM_LABELS",
+    "DETECTOR_FIELDS",
+    "KARMADA_KEY_PART",
+    "USER_KARMADA_LABELS",
+    "Claim",
+    "Policy",
+    "PolicyKind",
+    "Workload",
     "best_policy",
-    "binding_differs", "binding_name_of", "binding_permanent_id", "choose_policy", "claim_metadata",
-    "claim_of", "desired_binding", "desired_spec", "match_priority", "merge_suspension", "owner_reference",
-    "policy_id", "skipped_namespace", "stands_for", "with_claim",
+    "binding_differs",
+    "binding_name_of",
+    "binding_permanent_id",
+    "changed_by_karmada",
+    "choose_policy",
+    "claim_metadata",
+    "claim_of",
+    "desired_binding",
+    "desired_spec",
+    "is_lazy",
+    "match_priority",
+    "merge_suspension",
+    "owner_reference",
+    "policy_id",
+    "skipped_namespace",
+    "stands_for",
+    "with_claim",
 ]
