@@ -5,7 +5,8 @@ Callers import modules, not names: ``from fleetkeeper.api import work`` then
 ``work.ResourceBinding``.
 
 * kinds: :mod:`cluster`, :mod:`policy` (+ :mod:`placement`, :mod:`override`,
-  :mod:`taintpolicy`), :mod:`work`, :mod:`remedy`, :mod:`networking`, :mod:`config`,
+  :mod:`taintpolicy`), :mod:`work`, :mod:`apps` (WorkloadRebalancer), :mod:`remedy`,
+  :mod:`networking`, :mod:`config`,
   :mod:`coordination`, :mod:`core`, :mod:`builtin` (Unstructured Kubernetes kinds);
 * wire facts: :mod:`constants` (keys, reasons, name rules), :mod:`scheme`;
 * pure rules: :mod:`conditions`, :mod:`taints`, :mod:`matching` (gathered in
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from fleetkeeper.api import (
     admission,
+    apps,
     base,
     builtin,
     cluster,
@@ -47,7 +49,8 @@ from fleetkeeper.api.meta import Resource, Unstructured
 from fleetkeeper.api.scheme import SCHEME
 
 __all__ = [
-    "SCHEME", "Model", "Resource", "Unstructured", "admission", "base", "builtin", "cluster", "conditions",
+    "SCHEME", "Model", "Resource", "Unstructured", "admission", "apps", "base", "builtin", "cluster",
+    "conditions",
     "config", "constants", "coordination", "core", "matching", "meta", "networking", "override", "placement",
     "policy", "quantity", "remedy", "rules", "scheme", "selectors", "taintpolicy", "taints", "timeline",
     "validation",

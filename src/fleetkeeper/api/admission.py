@@ -32,6 +32,7 @@ from fleetkeeper.api.admission_policy import (
     validate_propagation,
     validate_taint_policy,
 )
+from fleetkeeper.api.apps import WorkloadRebalancer
 from fleetkeeper.api.builtin import BUILTIN
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.config import ResourceInterpreterCustomization
@@ -184,6 +185,21 @@ def _namespace(obj: Namespace, old: Namespace | None, creating: bool, now: datet
             obj.status.phase = "Active"
 
 
+def _rebalancer(obj: WorkloadRebalancer, old: WorkloadRebalancer | None, creating: bool, now: datetime,
+                errs: FieldErrors) -> None:
+    """At least one workload, each naming its apiVersion, kind and name; a TTL is not negative."""
+    if not obj.spec.workloads:
+        errs.required("spec.workloads", "must list at least one workload")
+    for index, workload in enumerate(obj.spec.workloads):
+        for field in ("api_version", "kind", "name"):
+            if not getattr(workload, field):
+                camel = "apiVersion" if field == "api_version" else field
+                errs.required(f"spec.workloads[{index}].{camel}")
+    ttl = obj.spec.ttl_seconds_after_finished
+    if ttl is not None and ttl < 0:
+        errs.invalid("spec.ttlSecondsAfterFinished", ttl, "must be greater than or equal to 0")
+
+
 _RULES: dict[type[Resource], _Rule] = {
     BUILTIN["Secret"]: _secret,
     Namespace: _namespace,
@@ -194,6 +210,7 @@ _RULES: dict[type[Resource], _Rule] = {
     ClusterOverridePolicy: _cop,
     ClusterTaintPolicy: _ctp,
     ResourceInterpreterCustomization: _ric,
+    WorkloadRebalancer: _rebalancer,
 }
 
 __all__ = ["Operation", "admit", "reads_old"]

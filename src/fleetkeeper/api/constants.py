@@ -21,6 +21,7 @@ POLICY_API_VERSION: Final = "policy.karmada.io/v1alpha1"
 WORK_V1ALPHA1: Final = "work.karmada.io/v1alpha1"
 WORK_V1ALPHA2: Final = "work.karmada.io/v1alpha2"
 REMEDY_API_VERSION: Final = "remedy.karmada.io/v1alpha1"
+APPS_API_VERSION: Final = "apps.karmada.io/v1alpha1"
 NETWORKING_API_VERSION: Final = "networking.karmada.io/v1alpha1"
 CONFIG_API_VERSION: Final = "config.karmada.io/v1alpha1"
 

@@ -39,6 +39,8 @@ EVICTION_BLOCKED = "EvictionBlocked"
 EVICTION_COMPLETED = "EvictionCompleted"
 EVICTION_CLEARED = "EvictionCleared"
 SCHEDULED = "Scheduled"
+#: a binding asked to be scheduled afresh (a WorkloadRebalancer)
+RESCHEDULE_REQUESTED = "RescheduleRequested"
 SCHEDULE_FAILED = "ScheduleFailed"
 WORK_CREATED = "WorkCreated"
 WORK_DELETED = "WorkDeleted"

@@ -58,6 +58,7 @@ CONTROLLERS: tuple[str, ...] = (
     "fleetkeeper.controllers.taint_manager",
     "fleetkeeper.controllers.graceful_eviction",
     "fleetkeeper.controllers.application_failover",
+    "fleetkeeper.controllers.workload_rebalancer",
     "fleetkeeper.controllers.remedy",
     "fleetkeeper.controllers.multicluster_ingress",
     "fleetkeeper.controllers.fleet_metrics",
