@@ -395,3 +395,41 @@ def test_a_wrong_token_is_unauthorized(cli: Cli, tmp_path: Path) -> None:
     wrong = write_kubeconfig(tmp_path / "wrong", server, ca, "not-the-token")
     done = cli.runner.invoke(app, ["get", "clusters", "--kubeconfig", str(wrong)], env=WIDE)
     assert done.exit_code == 1 and "(Unauthorized)" in done.stderr
+
+
+WORKED = """\
+apiVersion: v1
+kind: Namespace
+metadata: {name: karmada-es-w1}
+---
+apiVersion: work.karmada.io/v1alpha2
+kind: ResourceBinding
+metadata:
+  name: api-deployment
+  namespace: default
+  labels: {resourcebinding.karmada.io/permanent-id: rb-api}
+spec:
+  resource: {apiVersion: apps/v1, kind: Deployment, namespace: default, name: api}
+  clusters: [{name: w1, replicas: 1}]
+---
+apiVersion: work.karmada.io/v1alpha1
+kind: Work
+metadata:
+  name: api-5d8b9c7f6
+  namespace: karmada-es-w1
+  labels: {resourcebinding.karmada.io/permanent-id: rb-api}
+  annotations:
+    policy.karmada.io/applied-cluster-overrides: '[{"policyName":"regional-registry","overriders":{}}]'
+    policy.karmada.io/applied-overrides: '[{"policyName":"api-tuning","overriders":{}}]'
+spec: {workload: {manifests: []}}
+"""
+
+
+def test_describe_binding_names_the_override_policies_applied_to_each_work(cli: Cli) -> None:
+    cli.ok("apply", "-f", cli.write("worked.yaml", WORKED))
+    out = cli.ok("describe", "binding", "default/api-deployment")
+    works = out.split("Works")[1].splitlines()
+    header = next(line for line in works if "NAMESPACE" in line)
+    assert header.split() == ["NAMESPACE", "NAME", "APPLIED", "HEALTH", "OVERRIDES"]
+    row = next(line for line in works if "api-5d8b9c7f6" in line)
+    assert row.split()[-2:] == ["regional-registry,", "api-tuning"]

@@ -5,7 +5,8 @@ binding (or a cluster) is now and the failover timeline that led there.
 
 * **binding** — the resource, replicas and placement; where it is scheduled; each copy's
   applied state and health (``status.aggregatedStatus``); its conditions; open eviction
-  tasks and the eviction history; its Works; then the **timeline**: every
+  tasks and the eviction history; its Works (with the override policies applied to each);
+  then the **timeline**: every
   ``TimelineEntry`` about the binding, its Works and the clusters its placement names, it
   runs on or was evicted from — Ready changes, taints, evictions, schedules, Work
   creation/deletion — oldest first. ``describe crb NAME`` describes a
@@ -18,6 +19,7 @@ binding (or a cluster) is now and the failover timeline that led there.
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -157,13 +159,27 @@ async def describe_binding(client: RestClient, model: type[Binding], name: str, 
                  [[text(h.get("clusterName")), text(h.get("reason")), text(h.get("producer")),
                    t.age(h.get("evictedAt"), now)] for h in history])
     works = await _works_of(client, binding)
-    _section(out, "Works", ["NAMESPACE", "NAME", "APPLIED", "HEALTH"],
-             [[w.namespace, w.name, t.condition_status("Applied")(w.to_dict(), now), _work_health(w)]
-              for w in works])
+    _section(out, "Works", ["NAMESPACE", "NAME", "APPLIED", "HEALTH", "OVERRIDES"],
+             [[w.namespace, w.name, t.condition_status("Applied")(w.to_dict(), now), _work_health(w),
+               applied_overrides(w)] for w in works])
     subjects: list[tuple[str, str, str | None]] = [(binding.kind, binding.name, namespace or None)]
     subjects += [("Cluster", c, None) for c in related_clusters(obj)]
     subjects += [("Work", w.name, w.namespace) for w in works]
     _timeline(out, await timeline(client, subjects), with_subject=True)
+
+
+def applied_overrides(work: Work) -> str:
+    """The override policies applied to a Work's manifest, cluster-wide ones first (from
+    Karmada's applied-overrides annotations); ``<none>`` when there are none."""
+    names: list[str] = []
+    annotations = work.annotations()
+    for key in (constants.APPLIED_CLUSTER_OVERRIDES_ANNOTATION, constants.APPLIED_OVERRIDES_ANNOTATION):
+        try:
+            items = json.loads(annotations.get(key) or "[]")
+        except ValueError:
+            items = []
+        names += [str(i.get("policyName")) for i in items if isinstance(i, dict) and i.get("policyName")]
+    return ", ".join(names) or t.NONE
 
 
 def _work_health(work: Work) -> str:
