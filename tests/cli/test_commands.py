@@ -18,6 +18,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from fleetkeeper.api.apps import WorkloadRebalancer
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.work import ResourceBinding
 from fleetkeeper.apiserver import (
@@ -433,3 +434,33 @@ def test_describe_binding_names_the_override_policies_applied_to_each_work(cli: 
     assert header.split() == ["NAMESPACE", "NAME", "APPLIED", "HEALTH", "OVERRIDES"]
     row = next(line for line in works if "api-5d8b9c7f6" in line)
     assert row.split()[-2:] == ["regional-registry,", "api-tuning"]
+
+
+def test_rebalance_creates_a_workload_rebalancer_for_the_named_workloads(cli: Cli) -> None:
+    out = cli.ok("rebalance", "deploy/web", "clusterrole/viewer", "-n", "default", "--ttl", "10m",
+                 "--no-wait")
+    assert out.startswith("workloadrebalancer.apps.karmada.io/rebalance-") and out.strip().endswith("created")
+    name = out.split("/", 1)[1].split()[0]
+
+    async def stored() -> WorkloadRebalancer:
+        async with cli.client() as client:
+            return await client.get(WorkloadRebalancer, name)
+
+    rebalancer = asyncio.run(stored())
+    assert [w.to_dict() for w in rebalancer.spec.workloads] == [
+        {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "namespace": "default"},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "name": "viewer"}]
+    assert rebalancer.spec.ttl_seconds_after_finished == 600
+    # no control plane runs here: waiting for the result ends with a clear error
+    waited = cli.run("rebalance", "deploy/web", "--timeout", "1s")
+    assert waited.exit_code == 1 and "has not finished after 1s" in waited.stderr
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (("rebalance", "nginx"), "KIND/NAME"),
+    (("rebalance", "widgets/x"), "unknown kind"),
+    (("rebalance", "deploy/web", "--ttl", "soon"), "--ttl"),
+], ids=["no kind", "an unknown kind", "a bad TTL"])
+def test_rebalance_refuses_bad_input_naming_it(cli: Cli, args: tuple[str, ...], words: str) -> None:
+    done = cli.run(*args)
+    assert done.exit_code == 2 and words in done.output

@@ -373,7 +373,8 @@ def health_of(fleet: Fleet, name: str) -> dict[str, str]:
 def test_a_fault_drill_fails_a_member_over_and_brings_it_back(fleet: Fleet) -> None:
     """``fleetkeeper fault`` on a running plane: member1 goes down, nginx moves to member2 and
     stays Healthy; member1 comes back and its old copy is cleaned up; a crash-looping copy
-    turns Unhealthy and Healthy again when healed; setNodes shows in the cluster's summary."""
+    turns Unhealthy and Healthy again when healed; `fleetkeeper rebalance` moves it back; setNodes
+    shows in the cluster's summary."""
     fleet.up("--clusters", "2", "--cluster-failure-threshold", "2s", "--cluster-success-threshold", "2s")
     fleet.kubectl_ok("apply", "-f", "-", stdin=SEED)
     wait_for(lambda: healthy(fleet, "nginx-deployment", {"member1": 1, "member2": 2}), "nginx Healthy")
@@ -398,6 +399,13 @@ def test_a_fault_drill_fails_a_member_over_and_brings_it_back(fleet: Fleet) -> N
              "nginx Unhealthy in member2 while it crash-loops")
     fault(fleet, "healWorkload", "member2", "deploy/nginx", "-n", "default")
     wait_for(lambda: healthy(fleet, "nginx-deployment", {"member2": 3}), "nginx Healthy again once healed")
+
+    # nothing moved back on its own; a rebalance restores the policy's placement
+    moved = fleet.cli("rebalance", "deploy/nginx", "-n", "default", "--ttl", "1m")
+    assert moved.returncode == 0, moved.stderr
+    assert "deployment/nginx -n default: Successful" in moved.stdout
+    wait_for(lambda: healthy(fleet, "nginx-deployment", {"member1": 1, "member2": 2}),
+             "nginx back on member1:1, member2:2 after the rebalance")
 
     fault(fleet, "setNodes", "member1", "--nodes", "5")
     wait_for(lambda: (fleet.json("get", "cluster", "member1").get("status", {}).get("nodeSummary") or {})

@@ -88,6 +88,8 @@ COMMANDS: dict[str, Lazy] = {
                     "Suspend dispatching of a policy's workloads, to every cluster or some."),
     "resume": Lazy("fleetkeeper.cli.suspend:resume",
                    "Resume dispatching of a policy's workloads, to every cluster or some."),
+    "rebalance": Lazy("fleetkeeper.cli.rebalance:rebalance",
+                      "Schedule workloads afresh, e.g. back onto a cluster that recovered."),
 }
 
 
