@@ -65,7 +65,7 @@ def rebalance(
     timeout: Annotated[str, typer.Option(help="how long --wait waits")] = "60s",
     kubeconfig: connect.KubeconfigOption = None,
 ) -> None:
-    """Schedule workloads afresh (a WorkloadRebalancer), e.g. back onto a recovered cluster."""
+    """Schedule workloads afresh, e.g. back onto a cluster that recovered."""
     ttl_seconds = _seconds(ttl, "--ttl")
     limit = _seconds(timeout, "--timeout") or DEFAULT_TIMEOUT
 
