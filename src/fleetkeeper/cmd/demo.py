@@ -75,6 +75,7 @@ async def _snapshot(driver: Driver, step: Step, out: list[Snapshot]) -> None:
 #: what to try after the demo, printed at its end
 NEXT_STEPS = (
     "fleetkeeper simulate examples/seed-blog-member1-down.yaml --timeline   # this story, from its file",
+    "fleetkeeper simulate examples/rebalance-after-recovery.yaml --timeline   # moving back after recovery",
     "fleetkeeper simulate examples/app-failover-purge-gracefully.yaml --timeline   # application failover",
     "fleetkeeper up   # then: fleetkeeper fault clusterDown member1; kubectl get rb -A -w",
 )
