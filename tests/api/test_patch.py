@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from fleetkeeper import errors
-from fleetkeeper.api.patch import apply_json_patch, apply_merge_patch, json_equal
+from fleetkeeper.api.patch import apply_json_patch, apply_merge_patch, json_equal, pointer_get
 
 MERGE_CASES: list[tuple[Any, Any, Any, str]] = [
     ({"a": "b"}, {"a": "c"}, {"a": "c"}, "a member is replaced"),
@@ -215,3 +215,13 @@ def test_a_json_patch_applies_all_or_nothing() -> None:
 )
 def test_json_equality(a: Any, b: Any, equal: bool) -> None:
     assert json_equal(a, b) is equal
+
+
+def test_pointer_get_reads_a_value_and_says_when_there_is_none() -> None:
+    doc = {"spec": {"containers": [{"name": "a/b", "image": "x"}], "a/b": 1}}
+    assert pointer_get(doc, "/spec/containers/0/image") == "x"
+    assert pointer_get(doc, "/spec/a~1b") == 1
+    with pytest.raises(errors.Invalid, match="does not exist"):
+        pointer_get(doc, "/spec/missing")
+    with pytest.raises(errors.BadRequest, match="must start with"):
+        pointer_get(doc, "spec")

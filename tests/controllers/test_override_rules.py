@@ -162,9 +162,12 @@ def test_plaintext_is_a_json_patch_of_the_manifest() -> None:
     ({"fieldOverrider": [{"fieldPath": "/spec/replicas",
                           "json": [{"subPath": "/a", "operator": "remove"}]}]},
      "not a string"),
-    ({"imageOverrider": [{"predicate": {"path": "/spec/nothing"}, "component": "Tag", "operator": "remove"}]},
-     "not an image"),
-], ids=["a path that is not there", "a field that is not a string", "a predicate that is not an image"])
+    ({"imageOverrider": [{"predicate": {"path": "/spec/replicas"}, "component": "Tag",
+                          "operator": "remove"}]}, "not an image"),
+    ({"imageOverrider": [{"predicate": {"path": "/spec/nothing"}, "component": "Tag",
+                          "operator": "remove"}]}, "/spec/nothing': the path does not exist"),
+], ids=["a path that is not there", "a field that is not a string", "a predicate that is not an image",
+        "a predicate that is not there"])
 def test_an_override_that_cannot_apply_names_its_policy(fields: dict[str, Any], words: str) -> None:
     matched = [rules.Matched("careful", overriders(**fields))]
     with pytest.raises(rules.OverrideError, match="override policy careful") as caught:

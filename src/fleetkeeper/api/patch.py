@@ -167,4 +167,10 @@ def apply_json_patch(doc: Any, patch: Any) -> Any:
     return result
 
 
-__all__ = ["apply_json_patch", "apply_merge_patch", "json_equal"]
+def pointer_get(doc: Any, pointer: str) -> Any:
+    """The value at a JSON pointer (RFC 6901): ``BadRequest`` when it is malformed, ``Invalid``
+    when there is nothing there."""
+    return _walk(doc, _parse_pointer(pointer, "path"), pointer)
+
+
+__all__ = ["apply_json_patch", "apply_merge_patch", "json_equal", "pointer_get"]

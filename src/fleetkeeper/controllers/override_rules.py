@@ -56,9 +56,8 @@ from fleetkeeper.api.override import (
     LabelAnnotationOverrider,
     OverridePolicy,
     Overriders,
-    PatchOperation,
 )
-from fleetkeeper.api.patch import apply_json_patch
+from fleetkeeper.api.patch import apply_json_patch, pointer_get
 
 Obj = dict[str, Any]
 Policy = OverridePolicy | ClusterOverridePolicy
@@ -120,8 +119,7 @@ def apply(manifest: Obj, matched: Sequence[Matched]) -> Obj:
         try:
             out = apply_overriders(out, item.overriders)
         except (errors.ApiError, OverrideError) as exc:
-            message = exc.message if isinstance(exc, errors.ApiError) else str(exc)
-            raise OverrideError(f"override policy {item.policy}: {message}") from None
+            raise OverrideError(f"override policy {item.policy}: {exc}") from None
     return out
 
 
@@ -139,9 +137,7 @@ def apply_overriders(manifest: Obj, overriders: Overriders) -> Obj:
             out = _label_annotation(out, field, edit)
     for field_overrider in overriders.field_overrider or ():
         out = _field(out, field_overrider)
-    plaintext = [{"op": p.operator, "path": p.path, **({"value": p.value} if p.operator != "remove" else {})}
-                 for p in overriders.plaintext or ()]
-    return _patch(out, plaintext)
+    return _patch(out, [_operation(p.operator, p.path, p.value) for p in overriders.plaintext or ()])
 
 
 def _patch(doc: Obj, operations: list[Obj]) -> Obj:
@@ -232,7 +228,7 @@ def override_image(image: str, overrider: ImageOverrider) -> str:
 def _image_patches(manifest: Obj, overrider: ImageOverrider) -> list[Obj]:
     if overrider.predicate is not None:
         path = overrider.predicate.path
-        current = _pointer_get(manifest, path)
+        current = pointer_get(manifest, path)
         if not isinstance(current, str):
             raise OverrideError(f"imageOverrider: {path} is not an image (a string)")
         return [{"op": "replace", "path": path, "value": override_image(current, overrider)}]
@@ -295,49 +291,35 @@ def _label_annotation(manifest: Obj, field: str, overrider: LabelAnnotationOverr
 # --- field -------------------------------------------------------------------------------------
 
 
+def _yaml_text(document: Any) -> str:
+    return yaml.safe_dump(document, sort_keys=True, default_flow_style=False)
+
+
+def _json_text(document: Any) -> str:
+    return json.dumps(document, separators=(",", ":"), sort_keys=True)
+
+
 def _field(manifest: Obj, overrider: FieldOverrider) -> Obj:
+    operations = overrider.yaml or overrider.json_
+    if not operations:
+        return manifest
     path = overrider.field_path
-    text = _pointer_get(manifest, path)
+    text = pointer_get(manifest, path)
     if not isinstance(text, str):
         raise OverrideError(f"fieldOverrider: the value at {path} is not a string")
-    if overrider.yaml:
-        try:
-            document = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise OverrideError(f"fieldOverrider: the value at {path} is not YAML: {exc}") from None
-        patched = apply_json_patch(document, _operations(overrider.yaml))
-        rendered = yaml.safe_dump(patched, sort_keys=True, default_flow_style=False)
-    elif overrider.json_:
-        try:
-            document = json.loads(text)
-        except ValueError as exc:
-            raise OverrideError(f"fieldOverrider: the value at {path} is not JSON: {exc}") from None
-        patched = apply_json_patch(document, _operations(overrider.json_))
-        rendered = json.dumps(patched, separators=(",", ":"), sort_keys=True)
-    else:
-        return manifest
-    return _patch(manifest, [{"op": "replace", "path": path, "value": rendered}])
+    language, load, dump = ("YAML", yaml.safe_load, _yaml_text) if overrider.yaml else \
+        ("JSON", json.loads, _json_text)
+    try:
+        document = load(text)
+    except (yaml.YAMLError, ValueError) as exc:
+        raise OverrideError(f"fieldOverrider: the value at {path} is not {language}: {exc}") from None
+    patched = apply_json_patch(document, [_operation(o.operator, o.sub_path, o.value) for o in operations])
+    return _patch(manifest, [_operation("replace", path, dump(patched))])
 
 
-def _operations(operations: Iterable[PatchOperation]) -> list[Obj]:
-    return [{"op": o.operator, "path": o.sub_path, **({"value": o.value} if o.operator != "remove" else {})}
-            for o in operations]
-
-
-def _pointer_get(doc: Any, pointer: str) -> Any:
-    """The value at a JSON pointer, None when there is none."""
-    if not pointer.startswith("/"):
-        raise OverrideError(f"the path {pointer!r} must start with /")
-    node = doc
-    for raw in pointer[1:].split("/"):
-        token = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict):
-            node = node.get(token)
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return None
-    return node
+def _operation(operator: str, path: str, value: Any) -> Obj:
+    """One JSON-patch operation (``remove`` takes no value)."""
+    return {"op": operator, "path": path, **({"value": value} if operator != "remove" else {})}
 
 
 # --------------------------------------------------------------------------- the record
