@@ -58,6 +58,8 @@ from fleetkeeper.runtime.recorder import EventType
 
 CONTROLLER_NAME = "binding-controller"
 NOT_SYNCED_RETRY = 1.0
+#: index of the OverridePolicy cache: namespace → policies
+OVERRIDES_BY_NAMESPACE = "binding-controller/namespace"
 
 
 def binding_changed(old: b.Binding | None, new: b.Binding | None) -> bool:
@@ -122,6 +124,7 @@ class BindingController:
         b.ensure_work_index(self._works)
         self._clusters: Informer[Cluster] = informers.informer_for(Cluster)
         self._ops: Informer[OverridePolicy] = informers.informer_for(OverridePolicy)
+        self._ops.add_indexer(OVERRIDES_BY_NAMESPACE, lambda policy: [policy.namespace])
         self._cops: Informer[ClusterOverridePolicy] = informers.informer_for(ClusterOverridePolicy)
         self._handler_target: Any = None
         self.templates = TemplateCache(informers, self._template_handler)
@@ -248,7 +251,7 @@ class BindingController:
         targets = rules.target_clusters(spec)
         completions = rules.job_completions(pruned, spec, targets)
         cops = self._cops.list()
-        ops = [p for p in self._ops.list() if p.namespace == template.namespace] if template.namespace else []
+        ops = self._ops.by_index(OVERRIDES_BY_NAMESPACE, template.namespace) if template.namespace else []
         out = []
         for target in targets:
             # the manifests share the pruned template's nested values: nothing below mutates them
