@@ -118,3 +118,21 @@ def test_a_deletion_made_while_no_control_plane_ran_is_finished_by_the_next() ->
     assert run(story([{"at": "10s", "expect": [
         {"object": {**CONFIG, "namespace": "old", "name": "left"}, "absent": True},
         {"object": old, "absent": True}]}], resources=[]), factory) == []
+
+
+def test_a_namespace_stored_without_the_finalizer_goes_at_once_and_is_emptied_after() -> None:
+    async def stored_by_an_earlier_version() -> StoreProtocol:
+        store = open_store("memory://", clock=VirtualClock())
+        await store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "legacy"},
+                            "status": {"phase": "Active"}})
+        await store.create({"apiVersion": "v1", "kind": "ConfigMap",
+                            "metadata": {"name": "left", "namespace": "legacy"}})
+        return store
+
+    factory = PlaneFactory("memory://")
+    factory.store = asyncio.run(stored_by_an_earlier_version())
+    legacy = {"apiVersion": "v1", "kind": "Namespace", "name": "legacy"}
+    left = {**CONFIG, "namespace": "legacy", "name": "left"}
+    assert run(story([{"at": "10s", "do": [{"delete": legacy}], "expect": [
+        {"object": legacy, "absent": True}]},
+        {"at": "20s", "expect": [{"object": left, "absent": True}]}], resources=[]), factory) == []

@@ -97,8 +97,10 @@ class NamespaceCleanup:
 
 
 def _deleting(old: Namespace | None, new: Namespace | None) -> bool:
+    """Terminating, or gone at once (no finalizer held it): a namespace this controller
+    finalized has been emptied already, so its removal asks for nothing more."""
     if new is None:
-        return old is not None
+        return old is not None and old.metadata.deletion_timestamp is None
     return new.metadata.deletion_timestamp is not None
 
 
