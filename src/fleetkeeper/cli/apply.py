@@ -31,9 +31,6 @@ from fleetkeeper import errors
 from fleetkeeper.api.meta import Resource
 from fleetkeeper.api.scheme import SCHEME, ResourceInfo, split_api_version
 from fleetkeeper.cli import connect, kinds
-from fleetkeeper.options import parse_duration
-
-POLL_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -171,10 +168,7 @@ def delete(
         info = kinds.resolve(kind)
     except kinds.UnknownKind as exc:
         raise typer.BadParameter(str(exc), param_hint="KIND") from None
-    try:
-        limit = parse_duration(timeout)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--timeout") from None
+    limit = connect.duration(timeout, "--timeout")
 
     async def action(session: connect.Session) -> None:
         ns = (namespace or session.namespace) if info.namespaced else ""
@@ -189,16 +183,16 @@ def delete(
 async def wait_gone(session: connect.Session, model: type[Resource], name: str, namespace: str,
                     limit: float) -> None:
     """Poll until the object is gone; :class:`connect.Failed` after ``limit`` seconds."""
-    start = session.clock.monotonic()
-    while True:
+
+    async def gone() -> bool | None:
         try:
             await session.client.get(model, name, namespace)
         except errors.NotFound:
-            return
-        if session.clock.monotonic() - start >= limit:
-            raise connect.Failed(f'{model.KIND} "{name}" still exists after {limit:g}s (its finalizers are '
-                                 "still running; `fleetkeeper describe` may say why)")
-        await session.clock.sleep(POLL_SECONDS)
+            return True
+        return None
+
+    await connect.poll(session, gone, limit, f'{model.KIND} "{name}" still exists after {limit:g}s (its '
+                       "finalizers are still running; `fleetkeeper describe` may say why)")
 
 
 __all__ = ["Document", "apply", "apply_one", "delete", "read_documents", "wait_gone"]

@@ -44,7 +44,6 @@ from fleetkeeper.api.meta import ObjectMeta
 from fleetkeeper.cli import connect
 from fleetkeeper.cli.apply import wait_gone
 from fleetkeeper.client.rest import read_kubeconfig
-from fleetkeeper.options import parse_duration
 
 UNSCHEDULABLE = constants.TAINT_CLUSTER_UNSCHEDULABLE
 EFFECTS = ("NoSchedule", "NoExecute")
@@ -284,10 +283,7 @@ def unjoin(
     kubeconfig: connect.KubeconfigOption = None,
 ) -> None:
     """Remove a member cluster (its Works are cleaned up first)."""
-    try:
-        limit = parse_duration(timeout)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--timeout") from None
+    limit = connect.duration(timeout, "--timeout")
 
     async def action(session: connect.Session) -> None:
         await session.client.delete(Cluster, name)

@@ -26,9 +26,12 @@ from fleetkeeper import errors
 from fleetkeeper.cli import paths
 from fleetkeeper.client.rest import RestClient, read_kubeconfig
 from fleetkeeper.clock import Clock, SystemClock
+from fleetkeeper.options import parse_duration
 
 T = TypeVar("T")
 FIELD_MANAGER = "fleetkeeper-cli"
+#: how often a command that waits looks again
+POLL_SECONDS = 0.5
 
 KubeconfigOption = Annotated[Path | None, typer.Option(
     "--kubeconfig", help="kubeconfig file [default: $KUBECONFIG, else the one `fleetkeeper up` writes]",
@@ -97,4 +100,28 @@ def run(kubeconfig: Path | None, action: Callable[[Session], Awaitable[T]]) -> T
         die(server_error(exc), 1)
 
 
-__all__ = ["FIELD_MANAGER", "BadInput", "Failed", "KubeconfigOption", "Session", "die", "run", "server_error"]
+def duration(value: str, flag: str) -> float:
+    """A duration flag (``250ms``, ``10s``, ``5m``) in seconds; a bad one is an error naming the flag."""
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint=flag) from None
+
+
+async def poll(session: Session, probe: Callable[[], Awaitable[T | None]], limit: float, late: str) -> T:
+    """Call ``probe`` every :data:`POLL_SECONDS` until it returns something; :class:`Failed`
+    saying ``late`` after ``limit`` seconds."""
+    start = session.clock.monotonic()
+    while True:
+        found = await probe()
+        if found is not None:
+            return found
+        if session.clock.monotonic() - start >= limit:
+            raise Failed(late)
+        await session.clock.sleep(POLL_SECONDS)
+
+
+__all__ = [
+    "FIELD_MANAGER", "POLL_SECONDS", "BadInput", "Failed", "KubeconfigOption", "Session", "die", "duration",
+    "poll", "run", "server_error",
+]

@@ -21,10 +21,6 @@ import typer
 from fleetkeeper.api.apps import ObjectReference, WorkloadRebalancer, WorkloadRebalancerSpec
 from fleetkeeper.api.meta import ObjectMeta
 from fleetkeeper.cli import connect, kinds
-from fleetkeeper.options import parse_duration
-
-POLL_SECONDS = 0.5
-DEFAULT_TIMEOUT = 60.0
 
 
 def workloads(names: list[str]) -> list[ObjectReference]:
@@ -44,15 +40,6 @@ def workloads(names: list[str]) -> list[ObjectReference]:
     return out
 
 
-def _seconds(value: str | None, option: str) -> float | None:
-    if value is None:
-        return None
-    try:
-        return parse_duration(value)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint=option) from None
-
-
 def rebalance(
     workload: Annotated[list[str], typer.Argument(help="workloads as KIND/NAME, e.g. deploy/nginx",
                                                   show_default=False)],
@@ -66,9 +53,8 @@ def rebalance(
     kubeconfig: connect.KubeconfigOption = None,
 ) -> None:
     """Schedule workloads afresh, e.g. back onto a cluster that recovered."""
-    ttl_seconds = _seconds(ttl, "--ttl")
-    limit = _seconds(timeout, "--timeout") or DEFAULT_TIMEOUT
-
+    ttl_seconds = None if ttl is None else connect.duration(ttl, "--ttl")
+    limit = connect.duration(timeout, "--timeout")
     parsed = workloads(workload)
 
     async def action(session: connect.Session) -> list[str]:
@@ -81,19 +67,18 @@ def rebalance(
         lines = [f"workloadrebalancer.apps.karmada.io/{created.name} created"]
         if not wait:
             return lines
-        start = session.clock.monotonic()
-        current = created
-        while current.status.finish_time is None:
-            if session.clock.monotonic() - start >= limit:
-                raise connect.Failed(f"workloadrebalancer/{created.name} has not finished after {limit:g}s "
-                                     "(is a control plane running?)")
-            await session.clock.sleep(POLL_SECONDS)
+
+        async def finished() -> WorkloadRebalancer | None:
             current = await session.client.get(WorkloadRebalancer, created.name)
-        for item in current.status.observed_workloads or []:
+            return current if current.status.finish_time is not None else None
+
+        done = await connect.poll(session, finished, limit, f"workloadrebalancer/{created.name} has not "
+                                  f"finished after {limit:g}s (is a control plane running?)")
+        for item in done.status.observed_workloads or []:
             ref = item.workload
-            where = f" -n {ref.namespace}" if ref.namespace else ""
+            scope = f" -n {ref.namespace}" if ref.namespace else ""
             reason = f" ({item.reason})" if item.reason else ""
-            lines.append(f"  {ref.kind.lower()}/{ref.name}{where}: {item.result}{reason}")
+            lines.append(f"  {ref.kind.lower()}/{ref.name}{scope}: {item.result}{reason}")
         return lines
 
     for line in connect.run(kubeconfig, action):

@@ -44,6 +44,7 @@ from fleetkeeper import errors
 from fleetkeeper.agent import detector as agent
 from fleetkeeper.agent.detector_member import ApiNodes
 from fleetkeeper.api.cluster import Cluster
+from fleetkeeper.cli import connect
 from fleetkeeper.client.rest import RestClient
 from fleetkeeper.clock import SystemClock, VirtualClock
 from fleetkeeper.cmd import components as parts
@@ -51,7 +52,7 @@ from fleetkeeper.cmd import fault
 from fleetkeeper.members.simulated import SimulatedCluster
 from fleetkeeper.members.simulated.dns import ClusterDNS, DNSServer
 from fleetkeeper.members.simulated.http import ServiceEndpoints
-from fleetkeeper.options import Options, parse_duration
+from fleetkeeper.options import Options
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.handler import FuncHandler
 from fleetkeeper.runtime.informer import Informer
@@ -156,13 +157,6 @@ def setup(mgr: Manager, ctx: Context) -> None:
 _REQUIRED: dict[str, Any] = {"show_default": False}
 _RESOLV_CONF = Path("/etc/resolv.conf")
 
-def _duration(value: str, flag: str) -> float:
-    try:
-        return parse_duration(value)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint=flag) from None
-
-
 def _resolver(nameserver: str | None, resolv_conf: Path) -> agent.ServiceNameResolver:
     if nameserver is None:
         return agent.system_resolver(str(resolv_conf))
@@ -221,15 +215,15 @@ def detector(
     logs.configure(level=log_level, clock=SystemClock())
     config = agent.DetectorConfig(
         cluster=cluster_name, host=host_name or socket.gethostname(),
-        detect_period=_duration(detect_period, "--detect-period"),
-        success_threshold=_duration(success_threshold, "--detect-success-threshold"),
-        failure_threshold=_duration(failure_threshold, "--detect-failure-threshold"),
-        stale_threshold=_duration(stale_threshold, "--detect-stale-threshold"),
+        detect_period=connect.duration(detect_period, "--detect-period"),
+        success_threshold=connect.duration(success_threshold, "--detect-success-threshold"),
+        failure_threshold=connect.duration(failure_threshold, "--detect-failure-threshold"),
+        stale_threshold=connect.duration(stale_threshold, "--detect-stale-threshold"),
         leader_elect=leader_elect, lease_name=f"{leader_elect_resource_name}-coredns-detector",
         lease_namespace=leader_elect_resource_namespace,
-        lease_duration=_duration(leader_elect_lease_duration, "--leader-elect-lease-duration"),
-        renew_deadline=_duration(leader_elect_renew_deadline, "--leader-elect-renew-deadline"),
-        retry_period=_duration(leader_elect_retry_period, "--leader-elect-retry-period"),
+        lease_duration=connect.duration(leader_elect_lease_duration, "--leader-elect-lease-duration"),
+        renew_deadline=connect.duration(leader_elect_renew_deadline, "--leader-elect-renew-deadline"),
+        retry_period=connect.duration(leader_elect_retry_period, "--leader-elect-retry-period"),
     )
     try:
         resolver = _resolver(nameserver, resolv_conf)
