@@ -30,7 +30,6 @@ from fleetkeeper import errors
 AGENT_USER_PREFIX = "system:fleetkeeper:agent:"
 LEASE_NAMESPACE = "karmada-cluster"
 EXECUTION_NAMESPACE_PREFIX = "karmada-es-"
-READ_VERBS = frozenset({"get", "list", "watch"})
 
 
 @dataclass(frozen=True)
@@ -154,25 +153,6 @@ def _pinned_name(field_selector: str | None) -> str | None:
 RECORDS = frozenset({("", "events"), ("events.k8s.io", "events"), ("fleetkeeper.io", "timelineentries")})
 
 
-def _agent_allows(cluster: str, a: Attributes) -> bool:
-    named = a.name
-    if not named and a.verb in ("list", "watch"):
-        named = _pinned_name(a.field_selector) or ""
-    if a.group == "cluster.karmada.io" and a.resource == "clusters":
-        if named != cluster:
-            return False
-        if a.verb == "create" and not a.subresource:
-            return True  # registration: the agent joins its own cluster, as Karmada's agent does
-        return a.verb in READ_VERBS or (a.subresource == "status" and a.verb in ("update", "patch"))
-    if (a.group, a.resource) in RECORDS:
-        return a.verb == "create" and not a.subresource  # what happened; never edit others' records
-    if a.group == "coordination.k8s.io" and a.resource == "leases":
-        return a.namespace == LEASE_NAMESPACE and named == cluster and a.verb != "deletecollection"
-    if a.group == "work.karmada.io" and a.resource == "works":
-        return a.namespace == EXECUTION_NAMESPACE_PREFIX + cluster
-    return False
-
-
 Rule = dict[str, list[str]]
 #: the self reviews every authenticated caller may post (``kubectl auth whoami``, ``kubectl auth can-i``)
 SELF_REVIEWS: Rule = {
@@ -181,8 +161,8 @@ SELF_REVIEWS: Rule = {
 
 
 def rules(user: User, namespace: str) -> tuple[list[Rule], list[Rule]]:
-    """What :func:`authorize` and :func:`authorize_path` let ``user`` do in ``namespace``
-    (and at the cluster scope), as RBAC's resource and non-resource rules — the answer of
+    """What ``user`` may do in ``namespace`` (and at the cluster scope), as RBAC's resource and
+    non-resource rules: what :func:`authorize` grants a Pull agent, and the answer of
     ``kubectl auth can-i --list``. A rule with ``resourceNames`` also covers ``list`` and
     ``watch`` pinned to that name by ``fieldSelector=metadata.name=…``, as in RBAC, and —
     unlike RBAC, since this server authorizes a create with the name in its body — ``create``."""
@@ -214,12 +194,31 @@ def rules(user: User, namespace: str) -> tuple[list[Rule], list[Rule]]:
     return granted, public
 
 
+def _covers(rule: Rule, a: Attributes, name: str) -> bool:
+    """RBAC's matching of one resource rule (``resource/*`` covers every subresource)."""
+    resources = rule["resources"]
+    resource = f"{a.resource}/{a.subresource}" if a.subresource else a.resource
+    any_sub = bool(a.subresource) and f"{a.resource}/*" in resources
+    return ((a.verb in rule["verbs"] or "*" in rule["verbs"])
+            and (a.group in rule["apiGroups"] or "*" in rule["apiGroups"])
+            and (resource in resources or "*" in resources or any_sub)
+            and (not rule.get("resourceNames") or name in rule["resourceNames"]))
+
+
+def _agent_allows(user: User, a: Attributes) -> bool:
+    """Whether the agent's :func:`rules` cover the request (a list or watch pinned to one name
+    by its field selector counts as naming it)."""
+    named = a.name or (_pinned_name(a.field_selector) or "" if a.verb in ("list", "watch") else "")
+    granted, _ = rules(user, a.namespace)
+    return any(_covers(rule, a, named) for rule in granted)
+
+
 def authorize(user: User, attributes: Attributes) -> None:
     """Raise ``Unauthorized``/``Forbidden`` unless ``user`` may make this resource request."""
     if user.is_admin:
         return
     authenticated(user)
-    if user.cluster is not None and _agent_allows(user.cluster, attributes):
+    if user.cluster is not None and _agent_allows(user, attributes):
         return
     reason = ""
     if user.cluster is not None:
