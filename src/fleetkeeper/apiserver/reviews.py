@@ -12,8 +12,8 @@ agent's kubeconfig can be checked before the agent runs::
 Non-resource requests (``kubectl auth can-i get /healthz``) are decided by
 :func:`~fleetkeeper.apiserver.auth.authorize_path`, as ``/metrics`` is.
 ``POST /apis/authorization.k8s.io/v1/selfsubjectrulesreviews`` lists what the caller may do
-in a namespace as RBAC rules (:func:`~fleetkeeper.apiserver.auth.rules`, which a test
-holds to ``authorize``); the answer is complete (``incomplete: false``). No review is
+in a namespace as RBAC rules (:func:`~fleetkeeper.apiserver.auth.rules`, the rules
+``authorize`` itself goes by); the answer is complete (``incomplete: false``). No review is
 stored, as in Kubernetes. Bodies are JSON or, as kubectl's typed client sends them,
 protobuf.
 """
