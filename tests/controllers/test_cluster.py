@@ -232,3 +232,21 @@ def test_deleting_an_unready_pull_cluster_releases_its_works() -> None:
             await world.cluster("member3")
 
     run(body, clusters=("member3",))
+
+
+def test_a_deleted_execution_space_comes_back_once_the_old_one_is_gone() -> None:
+    async def body(world: World) -> None:
+        await world.client.create(cluster_body("member1"))
+        world.start([cluster.setup, namespaces.setup])
+        await world.settle()
+        first = await world.client.get(Namespace, "karmada-es-member1")
+        await world.client.create(work_in("member1"))
+        await world.client.delete(Namespace, "karmada-es-member1")
+        await world.until(world.now + 30)
+        again = await world.client.get(Namespace, "karmada-es-member1")
+        assert again.metadata.uid != first.metadata.uid
+        assert again.metadata.deletion_timestamp is None
+        assert not (await world.client.list(Work, "karmada-es-member1")).items, "emptied on the way"
+        assert len(await world.events("CreateExecutionSpaceSucceed", "member1")) == 2
+
+    run(body)

@@ -317,6 +317,17 @@ def test_up_serves_kubectl_and_propagates_the_seed(fleet: Fleet) -> None:
     timeline = described.stdout.split("Failover timeline (oldest first):")[1]
     assert "Scheduled" in timeline and "scheduled to {member1:1, member2:2}" in timeline
     assert "WorkCreated" in timeline
+    # an execution namespace deleted by hand: emptied, gone, made again, dispatched anew
+    before = fleet.json("get", "namespace", "karmada-es-member1")["metadata"]["uid"]
+    fleet.kubectl_ok("delete", "namespace", "karmada-es-member1", "--timeout=60s")
+
+    def made_again() -> bool:
+        got = fleet.kubectl("get", "namespace", "karmada-es-member1", "-o", "jsonpath={.metadata.uid}")
+        return got.returncode == 0 and got.stdout not in ("", before)
+
+    wait_for(made_again, "karmada-es-member1 made again")
+    wait_for(lambda: healthy(fleet, "nginx-deployment", {"member1": 1, "member2": 2}),
+             "nginx back in member1 and Healthy")
     assert up.stop(signal.SIGINT) == 0  # Ctrl-C
     assert up.stdout.rstrip().endswith(f"stopped; state kept in {fleet.state}")
 

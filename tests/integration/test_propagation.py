@@ -13,14 +13,16 @@ from typing import Any
 
 import pytest
 
-from controllers.propagation_world import World, run, running
+from controllers.propagation_world import PIPELINE, World, run, running
 from fleetkeeper.api import constants
 from fleetkeeper.api.builtin import ConfigMap, Deployment
+from fleetkeeper.api.core import Namespace
 from fleetkeeper.api.meta import Unstructured
 from fleetkeeper.api.timeline import WORK_CREATED, TimelineEntry
 from fleetkeeper.api.work import ResourceBinding, Work
 from fleetkeeper.clock import VirtualClock
 from fleetkeeper.cmd.bench_propagation import bench_propagation
+from fleetkeeper.controllers import cluster, namespaces
 from fleetkeeper.members.simulated.objects import ObjectKey
 
 DEPLOYMENT: dict[str, Any] = {
@@ -130,6 +132,36 @@ def test_deleting_the_template_removes_member_objects_works_and_binding() -> Non
                         and await binding(world) is None)
 
             await world.wait_for(all_gone)
+
+    run(main)
+
+
+def test_a_deleted_execution_namespace_is_emptied_made_again_and_dispatched_anew() -> None:
+    setups = (*PIPELINE, cluster.setup, namespaces.setup)
+
+    async def main(clock: VirtualClock) -> None:
+        async with running(clock, "member1", "member2", setups=setups) as world:
+            await world.apply(policy())
+            await world.apply(DEPLOYMENT)
+            await world.wait_for(lambda: all_healthy(world))
+            first = await world.client.get(Namespace, "karmada-es-member1")
+            await world.client.delete(Namespace, "karmada-es-member1")
+
+            async def member1_emptied() -> bool:
+                return await ready_replicas(world, "member1") is None
+
+            await world.wait_for(member1_emptied, step=0.1)
+
+            async def back_everywhere() -> Namespace | None:
+                space = await world.get(Namespace, "karmada-es-member1")
+                if space is None or space.metadata.uid == first.metadata.uid:
+                    return None
+                return space if await member_replicas(world) == (1, 2) else None
+
+            space = await world.wait_for(back_everywhere, within=60)
+            assert space.metadata.deletion_timestamp is None
+            assert await world.get(Work, "nginx-687f7fb96f", "karmada-es-member1") is not None
+            await world.wait_for(lambda: all_healthy(world))
 
     run(main)
 

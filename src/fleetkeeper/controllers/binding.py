@@ -7,7 +7,8 @@ writes); one of its Works deleted or edited (so a Work removed by hand comes bac
 a deleting binding learns that its last Work is gone); its template's spec, labels or
 annotations changing (read through a :class:`TemplateCache`, watched per kind from the
 first binding of that kind); an override policy that may select its template being
-created, changed or deleted.
+created, changed or deleted; the execution namespace of one of its clusters leaving the
+store (it held back that cluster's Work while it was terminating).
 
 **Reconcile** (decisions in :mod:`~fleetkeeper.controllers.binding_rules`):
 
@@ -23,7 +24,9 @@ created, changed or deleted.
    into the new cluster's copy — :mod:`~fleetkeeper.controllers.state_preservation` —,
    suspension and preservation written explicitly, then the cluster's OverridePolicies
    and ClusterOverridePolicies applied — :mod:`~fleetkeeper.controllers.override_rules`)
-   — only Works that differ are written, all of them in one store transaction.
+   — only Works that differ are written, all of them in one store transaction. No Work is
+   written into an execution namespace that is terminating: that cluster's Work waits
+   until the namespace has gone (the cluster controller then makes a new one).
    ``SyncWorkSucceed`` when something was written, ``SyncWorkFailed`` on failure (both on
    the binding and on the template); ``WorkCreated``/``WorkDeleted`` on the timeline.
 """
@@ -37,6 +40,7 @@ from fleetkeeper import errors
 from fleetkeeper.api import constants
 from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.cluster import Cluster
+from fleetkeeper.api.core import Namespace
 from fleetkeeper.api.matching import resource_selectors_priority
 from fleetkeeper.api.meta import ObjectMeta, Resource, Unstructured
 from fleetkeeper.api.override import ClusterOverridePolicy, OverridePolicy
@@ -60,6 +64,8 @@ CONTROLLER_NAME = "binding-controller"
 NOT_SYNCED_RETRY = 1.0
 #: index of the OverridePolicy cache: namespace → policies
 OVERRIDES_BY_NAMESPACE = "binding-controller/namespace"
+#: the execution namespaces carry this label (the cluster controller watches the same set)
+SYSTEM_SELECTOR = f"{constants.KARMADA_SYSTEM_LABEL}={constants.KARMADA_SYSTEM_LABEL_VALUE}"
 
 
 def binding_changed(old: b.Binding | None, new: b.Binding | None) -> bool:
@@ -99,6 +105,10 @@ def _identity(binding: b.Binding) -> dict[str, Any]:
             "metadata": {"namespace": resource.namespace or "", "name": resource.name}}
 
 
+def _gone(old: Namespace | None, new: Namespace | None) -> bool:
+    return new is None
+
+
 def _binding_of_work(work: Work) -> list[Request]:
     request = b.binding_request_of_work(work)
     return [request] if request is not None else []
@@ -126,6 +136,7 @@ class BindingController:
         self._ops: Informer[OverridePolicy] = informers.informer_for(OverridePolicy)
         self._ops.add_indexer(OVERRIDES_BY_NAMESPACE, lambda policy: [policy.namespace])
         self._cops: Informer[ClusterOverridePolicy] = informers.informer_for(ClusterOverridePolicy)
+        self._spaces: Informer[Namespace] = informers.informer_for(Namespace, label_selector=SYSTEM_SELECTOR)
         self._handler_target: Any = None
         self.templates = TemplateCache(informers, self._template_handler)
         #: Work key → resourceVersion of this controller's last update of it, until its event
@@ -142,6 +153,20 @@ class BindingController:
         controller.watch(self._works, _binding_of_work, predicate=self._work_changed)
         controller.watch(self._ops, self._selected_bindings, predicate=_spec_changed)
         controller.watch(self._cops, self._selected_bindings, predicate=_spec_changed)
+        controller.watch(self._spaces, self._bindings_on_space, predicate=_gone)
+
+    def _bindings_on_space(self, space: Namespace) -> list[Request]:
+        """The bindings that schedule onto the cluster of execution namespace ``space``."""
+        if not space.name.startswith(constants.EXECUTION_SPACE_PREFIX):
+            return []
+        cluster = constants.cluster_of_execution_namespace(space.name)
+        found: list[b.Binding] = [*self._rbs.list(), *self._crbs.list()]
+        return [b.request_of(binding) for binding in found
+                if any(target.name == cluster for target in binding.spec.clusters or ())]
+
+    def _terminating(self, cluster: str) -> bool:
+        space = self._spaces.get(constants.execution_namespace(cluster))
+        return space is not None and space.metadata.deletion_timestamp is not None
 
     def _selected_bindings(self, policy: OverridePolicy | ClusterOverridePolicy) -> list[Request]:
         """The bindings whose templates ``policy`` may select (labels are not known here: a
@@ -230,6 +255,8 @@ class BindingController:
         desired = self._desired_works(binding, template)
         async with batch(self._ctx.client):
             for options in desired:
+                if self._terminating(options["cluster"]):
+                    continue  # written once the namespace has gone (its Works go with it)
                 key = f"{constants.execution_namespace(options['cluster'])}/{options['name']}"
                 outcome = await self._write_work(by_key.get(key), options)
                 if outcome == "created":

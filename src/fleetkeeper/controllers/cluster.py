@@ -2,8 +2,9 @@
 
 Three duties (spec §4.2), all control-plane only:
 
-* **Lifecycle** (:class:`ClusterReconciler`, one reconcile per Cluster event): make sure
-  the execution namespace ``karmada-es-<name>`` exists, keep the two system NoSchedule
+* **Lifecycle** (:class:`ClusterReconciler`, one reconcile per Cluster event, and when its
+  execution namespace goes): make sure the execution namespace ``karmada-es-<name>``
+  exists — again after somebody deleted it, once the old one is gone — keep the two system NoSchedule
   taints (``not-ready``/``unreachable``) in step with the Ready condition, and hold the
   finalizer ``karmada.io/cluster-controller``. Taints and finalizer go out in one
   update, computed on the object and rewritten from a fresh read on conflict.
@@ -310,7 +311,19 @@ def setup(mgr: Manager, ctx: Context) -> None:
     reconciler = ClusterReconciler(ctx, clusters, namespaces, monitor)
     controller = mgr.controller(NAME, reconciler, workers=ctx.options.concurrent_syncs, wait_turn=False)
     controller.watch(clusters)
+    controller.watch(namespaces, _cluster_of_space, predicate=_gone)
     mgr.add(monitor)
+
+
+def _cluster_of_space(namespace: Namespace) -> list[Request]:
+    if not namespace.name.startswith(constants.EXECUTION_SPACE_PREFIX):
+        return []
+    return [Request("", constants.cluster_of_execution_namespace(namespace.name))]
+
+
+def _gone(old: Namespace | None, new: Namespace | None) -> bool:
+    """An execution namespace left the store: its cluster (if it stays) needs a new one."""
+    return new is None
 
 
 __all__ = ["CLEANUP_RETRY", "NAME", "ClusterReconciler", "HeartbeatMonitor", "setup"]

@@ -11,9 +11,11 @@ being deleted, the controller removes its finalizer and the store removes the Na
 Since the Namespace is kept until then, a deletion made while no control plane ran is
 finished by the next one that starts.
 
-The execution namespaces ``karmada-es-*`` belong to the cluster controller, which deletes
-their Works before it deletes the namespace: their Works are not deleted here (only the
-records about them), and the finalizer goes once no Work is left.
+The execution namespaces ``karmada-es-*`` are no exception. The cluster controller deletes
+their Works before it deletes the namespace of a cluster being removed; an execution
+namespace deleted by hand while its cluster stays is emptied like any other — its Works
+go, and with them their copies in the member — and once it is gone the cluster controller
+creates it again and the binding controller dispatches the Works anew.
 
 A Namespace stored without the finalizer (before namespaces carried one) goes at once;
 what it leaves behind is deleted when the deletion is seen, unless the namespace exists
@@ -30,7 +32,6 @@ from fleetkeeper import errors
 from fleetkeeper.api import constants
 from fleetkeeper.api.core import Namespace
 from fleetkeeper.api.scheme import SCHEME, ResourceInfo
-from fleetkeeper.api.work import Work
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
@@ -59,15 +60,14 @@ class NamespaceCleanup:
             namespace: Namespace | None = await client.get(Namespace, name)
         except errors.NotFound:
             namespace = None
-        execution = name.startswith(constants.EXECUTION_SPACE_PREFIX)
         if namespace is None:  # gone without a finalizer
-            if not execution:
-                await self._empty(name, execution=False)
+            if not name.startswith(constants.EXECUTION_SPACE_PREFIX):  # the cluster controller's
+                await self._empty(name)
             return Result()
         finalizers = namespace.spec.finalizers or []
         if namespace.metadata.deletion_timestamp is None or constants.NAMESPACE_FINALIZER not in finalizers:
             return Result()  # in use (perhaps created again), or held by someone else's finalizer
-        remaining = await self._empty(name, execution=execution)
+        remaining = await self._empty(name)
         if remaining:
             return Result(requeue_after=RETRY_SECONDS)
         kept = [f for f in finalizers if f != constants.NAMESPACE_FINALIZER]
@@ -77,14 +77,13 @@ class NamespaceCleanup:
         _log.info("namespace emptied and finalized", namespace=name)
         return Result()
 
-    async def _empty(self, name: str, *, execution: bool) -> int:
-        """Delete what is in namespace ``name`` (in an execution namespace, all but its
-        Works); how many objects are still there, being deleted or kept."""
+    async def _empty(self, name: str) -> int:
+        """Delete what is in namespace ``name``; how many objects are still there, being deleted."""
         client = self._ctx.client
         deleted = remaining = 0
         for info in _namespaced():
             for obj in (await client.list(info.model, name)).items:
-                if (execution and info.model is Work) or obj.metadata.deletion_timestamp is not None:
+                if obj.metadata.deletion_timestamp is not None:
                     remaining += 1
                     continue
                 with contextlib.suppress(errors.NotFound):
