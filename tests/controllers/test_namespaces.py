@@ -8,16 +8,22 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
+from fleetkeeper import errors
 from fleetkeeper.api.admission import admit
 from fleetkeeper.api.builtin import ConfigMap
 from fleetkeeper.api.core import Namespace
 from fleetkeeper.client.local import LocalClient
 from fleetkeeper.clock import VirtualClock
 from fleetkeeper.cmd.simulate import PlaneFactory
+from fleetkeeper.controllers import namespaces
 from fleetkeeper.simulation import scenario
 from fleetkeeper.simulation.driver import run_scenario
 from fleetkeeper.store import open_store
 from fleetkeeper.store.interface import StoreProtocol
+
+from .failover_world import World, make_world
 
 DEPLOY = {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "prod", "name": "web"}
 CONFIG = {"apiVersion": "v1", "kind": "ConfigMap", "namespace": "prod", "name": "settings"}
@@ -136,3 +142,44 @@ def test_a_namespace_stored_without_the_finalizer_goes_at_once_and_is_emptied_af
     assert run(story([{"at": "10s", "do": [{"delete": legacy}], "expect": [
         {"object": legacy, "absent": True}]},
         {"at": "20s", "expect": [{"object": left, "absent": True}]}], resources=[]), factory) == []
+
+
+def test_a_terminating_namespace_says_what_is_left_and_what_holds_it() -> None:
+    async def body(world: World) -> None:
+        client = world.client
+        world.start([namespaces.setup])
+        await client.create(Namespace.from_dict({"metadata": {"name": "stuck"}}))
+        await client.create(ConfigMap.from_dict(
+            {"metadata": {"name": "held", "namespace": "stuck", "finalizers": ["example.com/hold"]}}))
+        await client.create(ConfigMap.from_dict({"metadata": {"name": "free", "namespace": "stuck"}}))
+        await client.delete(Namespace, "stuck")
+        await world.until(world.now + 5)
+        stuck = await client.get(Namespace, "stuck")
+        by_type = {c["type"]: c for c in stuck.status.conditions or ()}
+        assert [c["type"] for c in stuck.status.conditions or ()] == [
+            "NamespaceDeletionDiscoveryFailure", "NamespaceDeletionGroupVersionParsingFailure",
+            "NamespaceDeletionContentFailure", "NamespaceContentRemaining", "NamespaceFinalizersRemaining"]
+        assert by_type["NamespaceContentRemaining"]["message"] == (
+            "Some resources are remaining: configmaps. has 1 resource instances")
+        assert by_type["NamespaceFinalizersRemaining"]["message"] == (
+            "Some content in the namespace has finalizers remaining: "
+            "example.com/hold in 1 resource instances")
+        assert by_type["NamespaceFinalizersRemaining"]["status"] == "True"
+        assert stuck.status.phase == "Terminating"
+        held = await client.get(ConfigMap, "held", "stuck")
+        held.metadata.finalizers = None
+        await client.update(held)
+        await world.until(world.now + 5)
+        with pytest.raises(errors.NotFound):
+            await client.get(Namespace, "stuck")
+
+    clock = VirtualClock()
+
+    async def main() -> None:
+        world = await make_world(clock, ())
+        try:
+            await body(world)
+        finally:
+            await world.close()
+
+    clock.run(main())

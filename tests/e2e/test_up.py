@@ -328,6 +328,23 @@ def test_up_serves_kubectl_and_propagates_the_seed(fleet: Fleet) -> None:
     wait_for(made_again, "karmada-es-member1 made again")
     wait_for(lambda: healthy(fleet, "nginx-deployment", {"member1": 1, "member2": 2}),
              "nginx back in member1 and Healthy")
+    # a namespace held by a finalizer says so, as kube-controller-manager words it
+    fleet.kubectl_ok("create", "namespace", "stuck")
+    fleet.kubectl_ok("apply", "-f", "-", stdin="apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: held\n"
+                     "  namespace: stuck\n  finalizers: [example.com/hold]\n")
+    fleet.kubectl_ok("delete", "namespace", "stuck", "--wait=false")
+
+    def described() -> str | None:
+        out = fleet.kubectl_ok("describe", "namespace", "stuck")
+        return out if "SomeFinalizersRemain" in out else None
+
+    out = wait_for(described, "the deletion conditions of namespace stuck")
+    assert "Terminating" in out and "Conditions:" in out
+    assert "NamespaceContentRemaining" in out and "configmaps. has 1 resource instances" in out
+    assert "example.com/hold in 1 resource instances" in out
+    fleet.kubectl_ok("patch", "configmap", "held", "-n", "stuck", "--type=merge",
+                     "-p", '{"metadata":{"finalizers":null}}')
+    wait_for(lambda: fleet.kubectl("get", "namespace", "stuck").returncode == 1, "namespace stuck gone")
     assert up.stop(signal.SIGINT) == 0  # Ctrl-C
     assert up.stdout.rstrip().endswith(f"stopped; state kept in {fleet.state}")
 

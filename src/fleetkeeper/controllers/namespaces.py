@@ -6,8 +6,10 @@ controller deletes every object of a namespaced kind the scheme knows in it: tem
 policies, bindings, ConfigMaps, Secrets, Events … — so through the detector and the
 binding controller the copies in the member clusters go too. Objects already being
 deleted are left to their finalizers; while one of them is still there the controller
-looks again every :data:`RETRY_SECONDS`. Once the namespace holds nothing that is still
-being deleted, the controller removes its finalizer and the store removes the Namespace.
+looks again every :data:`RETRY_SECONDS`, and the Namespace's conditions say what is left
+and which finalizers hold it, in Kubernetes' words (:mod:`namespace_rules`). Once the
+namespace holds nothing that is still being deleted, the controller removes its
+finalizer and the store removes the Namespace.
 Since the Namespace is kept until then, a deletion made while no control plane ran is
 finished by the next one that starts.
 
@@ -32,6 +34,7 @@ from fleetkeeper import errors
 from fleetkeeper.api import constants
 from fleetkeeper.api.core import Namespace
 from fleetkeeper.api.scheme import SCHEME, ResourceInfo
+from fleetkeeper.controllers import namespace_rules as rules
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
@@ -67,8 +70,9 @@ class NamespaceCleanup:
         finalizers = namespace.spec.finalizers or []
         if namespace.metadata.deletion_timestamp is None or constants.NAMESPACE_FINALIZER not in finalizers:
             return Result()  # in use (perhaps created again), or held by someone else's finalizer
-        remaining = await self._empty(name)
-        if remaining:
+        content = await self._empty(name)
+        namespace = await self._report(namespace, content)
+        if content.total or content.failures:
             return Result(requeue_after=RETRY_SECONDS)
         kept = [f for f in finalizers if f != constants.NAMESPACE_FINALIZER]
         with contextlib.suppress(errors.NotFound):
@@ -77,22 +81,44 @@ class NamespaceCleanup:
         _log.info("namespace emptied and finalized", namespace=name)
         return Result()
 
-    async def _empty(self, name: str) -> int:
-        """Delete what is in namespace ``name``; how many objects are still there, being deleted."""
+    async def _report(self, namespace: Namespace, content: rules.Content) -> Namespace:
+        """Write the deletion conditions when they changed; the Namespace as it now is."""
+        conditions = rules.deletion_conditions(namespace.status.conditions, content, self._ctx.clock.now())
+        if conditions == namespace.status.conditions:
+            return namespace
+        reported = namespace.model_copy(
+            update={"status": namespace.status.model_copy(update={"conditions": conditions})})
+        try:
+            return await self._ctx.client.update_status(reported)
+        except errors.Conflict:
+            return await self._ctx.client.get(Namespace, namespace.name)
+
+    async def _empty(self, name: str) -> rules.Content:
+        """Delete what is in namespace ``name``; what is still there (being deleted), and
+        the deletes that failed."""
         client = self._ctx.client
-        deleted = remaining = 0
+        content = rules.Content()
+        deleted = 0
         for info in _namespaced():
+            resource = rules.resource_name(info.plural, info.group)
             for obj in (await client.list(info.model, name)).items:
                 if obj.metadata.deletion_timestamp is not None:
-                    remaining += 1
+                    content.left(resource, obj.metadata.finalizers)
                     continue
-                with contextlib.suppress(errors.NotFound):
+                try:
                     await client.delete(info.model, obj.name, name)
-                    deleted += 1
-                    remaining += bool(obj.metadata.finalizers)
+                except errors.NotFound:
+                    continue
+                except errors.ApiError as exc:
+                    content.failures.append(str(exc))
+                    content.left(resource, obj.metadata.finalizers)
+                    continue
+                deleted += 1
+                if obj.metadata.finalizers:
+                    content.left(resource, obj.metadata.finalizers)
         if deleted:
             _log.info("namespace deleted: its objects deleted too", namespace=name, objects=deleted)
-        return remaining
+        return content
 
 
 def _deleting(old: Namespace | None, new: Namespace | None) -> bool:
