@@ -92,3 +92,34 @@ async def test_deleting_every_namespace_spares_the_immortal_ones(api: Api) -> No
         "default": "Active", "kube-public": "Active", "kube-system": "Active",
         "karmada-cluster": "Terminating", "karmada-system": "Terminating", "kube-node-lease": "Terminating",
         "scratch": "Terminating"}
+
+
+async def test_only_finalize_changes_a_namespace_s_spec_finalizers(api: Api) -> None:
+    assert (await api.http.post(NAMESPACES, json={"metadata": {"name": "stuck"}})).status_code == 201
+    assert (await api.http.delete(f"{NAMESPACES}/stuck")).status_code == 200  # as Kubernetes answers
+    current = (await api.http.get(f"{NAMESPACES}/stuck")).json()
+    assert current["spec"] == {"finalizers": ["kubernetes"]} and current["status"]["phase"] == "Terminating"
+    # a plain update or patch takes other changes, not the finalizers (as in Kubernetes)
+    edited = {**current, "metadata": {**current["metadata"], "labels": {"team": "a"}}, "spec": {}}
+    updated = await api.http.put(f"{NAMESPACES}/stuck", json=edited)
+    assert updated.status_code == 200, updated.text
+    assert updated.json()["spec"] == {"finalizers": ["kubernetes"]}
+    assert updated.json()["metadata"]["labels"]["team"] == "a"
+    patched = await api.http.patch(f"{NAMESPACES}/stuck", json={"spec": {"finalizers": None}},
+                                   headers={"Content-Type": "application/merge-patch+json"})
+    assert patched.status_code == 200 and patched.json()["spec"] == {"finalizers": ["kubernetes"]}
+    for method in ("GET", "PATCH", "POST"):
+        refused = await api.http.request(method, f"{NAMESPACES}/stuck/finalize", json={})
+        assert refused.status_code == 405, (method, refused.text)
+    elsewhere = await api.http.put("/api/v1/namespaces/default/configmaps/x/finalize", json={})
+    assert elsewhere.status_code == 404
+    # the well-known way out: PUT /finalize with the finalizers gone — the namespace goes
+    finalized = await api.http.put(f"{NAMESPACES}/stuck/finalize", json={**patched.json(), "spec": {}})
+    assert finalized.status_code == 200, finalized.text
+    assert (await api.http.get(f"{NAMESPACES}/stuck")).status_code == 404
+
+
+async def test_discovery_names_the_finalize_subresource(api: Api) -> None:
+    listed = (await api.http.get("/api/v1")).json()["resources"]
+    assert {"name": "namespaces/finalize", "singularName": "", "namespaced": False, "kind": "Namespace",
+            "verbs": ["update"]} in listed

@@ -101,7 +101,7 @@ def test_join_creates_the_credentials_namespace_when_it_is_gone(cli: Cli, tmp_pa
                 await client.delete(Namespace, "karmada-cluster")
                 held = await client.get(Namespace, "karmada-cluster")
                 held.spec.finalizers = []
-                await client.update(held)
+                await client.finalize(held)
 
     asyncio.run(drop())
     cli.ok("join", "edge-again", "--cluster-kubeconfig", str(member_kubeconfig(tmp_path / "m.yaml")))

@@ -9,6 +9,7 @@ server fails a test instead of hanging the suite.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -323,6 +324,18 @@ def test_namespaces_are_kept_as_kubernetes_keeps_them(env: Env) -> None:
     assert 'namespaces "default" is forbidden: this namespace may not be deleted' in refused.stderr
     nowhere = env.run("create", "configmap", "settings", "-n", "nowhere")
     assert nowhere.returncode == 1 and 'namespaces "nowhere" not found' in nowhere.stderr
+
+
+def test_a_stuck_namespace_goes_the_kubernetes_way_through_finalize(env: Env) -> None:
+    env.ok("create", "namespace", "stuck")
+    env.ok("delete", "namespace", "stuck", "--wait=false")  # no controllers here: it stays Terminating
+    stuck = json.loads(env.ok("get", "namespace", "stuck", "-o", "json"))
+    assert stuck["status"]["phase"] == "Terminating" and stuck["spec"] == {"finalizers": ["kubernetes"]}
+    stuck["spec"]["finalizers"] = []
+    path = env.write("stuck.json", json.dumps(stuck))
+    env.ok("replace", "--raw", "/api/v1/namespaces/stuck/finalize", "-f", str(path))
+    gone = env.run("get", "namespace", "stuck")
+    assert gone.returncode == 1 and 'namespaces "stuck" not found' in gone.stderr
 
 
 def test_describe_cluster(seeded: Env) -> None:

@@ -145,12 +145,9 @@ def test_a_deleted_execution_namespace_is_emptied_made_again_and_dispatched_anew
             await world.apply(DEPLOYMENT)
             await world.wait_for(lambda: all_healthy(world))
             first = await world.client.get(Namespace, "karmada-es-member1")
+            copy = await world.member_object("member1", "apps/v1", "Deployment", "default", "nginx")
+            assert copy is not None
             await world.client.delete(Namespace, "karmada-es-member1")
-
-            async def member1_emptied() -> bool:
-                return await ready_replicas(world, "member1") is None
-
-            await world.wait_for(member1_emptied, step=0.1)
 
             async def back_everywhere() -> Namespace | None:
                 space = await world.get(Namespace, "karmada-es-member1")
@@ -160,6 +157,9 @@ def test_a_deleted_execution_namespace_is_emptied_made_again_and_dispatched_anew
 
             space = await world.wait_for(back_everywhere, within=60)
             assert space.metadata.deletion_timestamp is None
+            again = await world.member_object("member1", "apps/v1", "Deployment", "default", "nginx")
+            assert again is not None and again["metadata"]["uid"] != copy["metadata"]["uid"], (
+                "the copy in member1 went with its Work and was made again")
             assert await world.get(Work, "nginx-687f7fb96f", "karmada-es-member1") is not None
             await world.wait_for(lambda: all_healthy(world))
 

@@ -222,6 +222,8 @@ class ApiServerApp:
         method = request.method
         if target.subresource == "scale":
             return await self._scale(ctx, request)
+        if target.subresource == "finalize" and method != "PUT":
+            raise errors.MethodNotAllowed(f"{method} is not supported on /finalize: PUT the Namespace")
         if method in ("GET", "HEAD"):
             return await self._read(ctx)
         if target.name is None and method in ("PUT", "PATCH"):

@@ -103,6 +103,9 @@ class Discovery:
             if (info.group, info.kind) in SCALABLE:
                 resources.append({"name": f"{info.plural}/scale", "singularName": "", "namespaced": True,
                                   **SCALE_KIND, "verbs": STATUS_VERBS})
+            if (info.group, info.kind) == ("", "Namespace"):
+                resources.append({"name": "namespaces/finalize", "singularName": "", "namespaced": False,
+                                  "kind": "Namespace", "verbs": ["update"]})
         group_version = f"{group}/{version}" if group else version
         return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version,
                 "resources": resources}
@@ -139,6 +142,8 @@ class Discovery:
             subresources.append({"subresource": "status", "responseKind": kind, "verbs": STATUS_VERBS})
         if (info.group, info.kind) in SCALABLE:
             subresources.append({"subresource": "scale", "responseKind": SCALE_KIND, "verbs": STATUS_VERBS})
+        if (info.group, info.kind) == ("", "Namespace"):
+            subresources.append({"subresource": "finalize", "responseKind": kind, "verbs": ["update"]})
         if subresources:
             entry["subresources"] = subresources
         return entry

@@ -223,7 +223,9 @@ def _is_namespace_item(scheme: Scheme, group: str, version: str, segs: list[str]
 def _target(info: ResourceInfo, namespace: str, rest: list[str]) -> Target:
     name = rest[0] if rest else None
     sub = rest[1] if len(rest) > 1 else None
-    served = (sub == "status" and info.has_status) or (sub == "scale" and (info.group, info.kind) in SCALABLE)
+    gk = (info.group, info.kind)
+    served = ((sub == "status" and info.has_status) or (sub == "scale" and gk in SCALABLE)
+              or (sub == "finalize" and gk == ("", "Namespace")))
     if sub is not None and not served:
         raise not_found_path()
     return Target(info, namespace, name, sub)

@@ -77,6 +77,10 @@ class Writer(Protocol):
 class StatusWriter(Protocol):
     async def update_status(self, obj: T) -> T: ...
 
+    async def finalize(self, obj: T) -> T:
+        """Write a Namespace's ``spec.finalizers`` (``/finalize``; a plain update keeps them)."""
+        ...
+
 
 class Watcher(Protocol):
     def watch(

@@ -205,6 +205,12 @@ class LocalClient:
         return self._remember(_written(model, obj, data, await self._store.update(
             data, subresource="status", shared=True)))
 
+    async def finalize(self, obj: T) -> T:
+        model = type(obj)
+        data = _encode(obj)
+        return self._remember(_written(model, obj, data, await self._store.update(
+            data, subresource="finalize", shared=True)))
+
     async def patch(
         self,
         model: type[T],

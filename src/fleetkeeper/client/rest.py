@@ -245,6 +245,12 @@ class RestClient:
                                 body=_encode(obj), params=self._write_params())
         return _decode(model, data)
 
+    async def finalize(self, obj: T) -> T:
+        model = type(obj)
+        data = await self._call("PUT", _path(model, obj.metadata.namespace, obj.name, "finalize"),
+                                body=_encode(obj), params=self._write_params())
+        return _decode(model, data)
+
     async def patch(
         self,
         model: type[T],

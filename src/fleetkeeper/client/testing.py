@@ -137,6 +137,21 @@ class ClientConformance:
         updated = await client.update_status(made)
         assert updated.field("status") == {"readyReplicas": 1} and updated.field("spec") == {"replicas": 1}
 
+    async def test_finalize_writes_a_namespace_s_finalizers_and_lets_it_go(self, client: Client) -> None:
+        made = await client.create(Namespace.from_dict({"metadata": {"name": "closing"},
+                                                        "spec": {"finalizers": ["kubernetes"]}}))
+        await client.delete(Namespace, "closing")
+        held = await client.get(Namespace, "closing")
+        assert held.status.phase == "Terminating" and held.spec.finalizers == ["kubernetes"]
+        held.spec.finalizers = []
+        assert (await client.update(held)).spec.finalizers == ["kubernetes"], "an update keeps them"
+        current = await client.get(Namespace, "closing")
+        current.spec.finalizers = []
+        await client.finalize(current)
+        with pytest.raises(errors.NotFound):
+            await client.get(Namespace, "closing")
+        assert made.metadata.uid
+
     async def test_update_returns_what_was_stored_with_the_stored_status(self, client: Client) -> None:
         made = await client.create(deploy("web"))
         made.set_field("status", {"readyReplicas": 1})

@@ -108,6 +108,9 @@ class AgentClient:
     async def update_status(self, obj: T) -> T:
         return await self._inner.update_status(obj)
 
+    async def finalize(self, obj: T) -> T:
+        return await self._inner.finalize(obj)
+
     async def patch(self, model: type[T], name: str, namespace: str = "", *,
                     patch: dict[str, Any] | builtins.list[Any], patch_type: PatchType = "merge",
                     subresource: str | None = None) -> T:

@@ -9,7 +9,8 @@ deleted are left to their finalizers; while one of them is still there the contr
 looks again every :data:`RETRY_SECONDS`, and the Namespace's conditions say what is left
 and which finalizers hold it, in Kubernetes' words (:mod:`namespace_rules`). Once the
 namespace holds nothing that is still being deleted, the controller removes its
-finalizer and the store removes the Namespace.
+finalizer through ``/finalize`` (a plain update keeps a Namespace's ``spec.finalizers``, as
+in Kubernetes) and the store removes the Namespace.
 Since the Namespace is kept until then, a deletion made while no control plane ran is
 finished by the next one that starts.
 
@@ -76,7 +77,7 @@ class NamespaceCleanup:
             return Result(requeue_after=RETRY_SECONDS)
         kept = [f for f in finalizers if f != constants.NAMESPACE_FINALIZER]
         with contextlib.suppress(errors.NotFound):
-            await client.update(namespace.model_copy(
+            await client.finalize(namespace.model_copy(
                 update={"spec": namespace.spec.model_copy(update={"finalizers": kept})}))
         _log.info("namespace emptied and finalized", namespace=name)
         return Result()

@@ -308,7 +308,13 @@ class DeleteConformance(StoreFixtures):
         current = await store.get(namespace, "", "prod")
         assert current["status"]["phase"] == "Terminating"
         current["spec"] = {"finalizers": []}
-        await store.update(current)
+        current["metadata"]["labels"] = {"team": "a"}
+        kept = await store.update(current)
+        assert kept["spec"] == {"finalizers": ["kubernetes"]}, "a plain update keeps them"
+        assert kept["metadata"]["labels"] == {"team": "a"}
+        kept["spec"] = {"finalizers": []}
+        kept["metadata"]["labels"] = {"team": "b"}
+        await store.update(kept, subresource="finalize")
         with pytest.raises(errors.NotFound):
             await store.get(namespace, "", "prod")
         # another kind's spec.finalizers hold nothing
@@ -316,6 +322,26 @@ class DeleteConformance(StoreFixtures):
         assert (await store.delete(DEPLOY, "default", "a"))["metadata"].get("deletionTimestamp") is None
         with pytest.raises(errors.NotFound):
             await store.get(DEPLOY, "default", "a")
+
+    async def test_finalize_writes_a_namespace_s_spec_finalizers_only(self, store: Store) -> None:
+        namespace = GroupKind("", "Namespace")
+        created = await store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "dev"},
+                                      "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
+        sent = {**created, "metadata": {**created["metadata"], "labels": {"x": "y"}},
+                "spec": {"finalizers": ["kubernetes", "example.com/hold"]},
+                "status": {"phase": "Terminating"}}
+        written = await store.update(sent, subresource="finalize")
+        assert written["spec"] == {"finalizers": ["kubernetes", "example.com/hold"]}
+        assert written["status"] == {"phase": "Active"} and "labels" not in written["metadata"]
+        assert written["metadata"]["generation"] == created["metadata"]["generation"]
+        stale = {**written, "metadata": {**written["metadata"],
+                                         "resourceVersion": created["metadata"]["resourceVersion"]}}
+        with pytest.raises(errors.Conflict):
+            await store.update(stale, subresource="finalize")
+        with pytest.raises(errors.BadRequest):
+            await store.update(deployment("a"), subresource="finalize")
+        stored = await store.get(namespace, "", "dev")
+        assert stored["spec"]["finalizers"] == ["kubernetes", "example.com/hold"]
 
     async def test_a_deleting_object_takes_no_new_finalizers(self, store: Store) -> None:
         await store.create(deployment("a", finalizers=["one/x"]))

@@ -209,8 +209,10 @@ class Store:
         self, obj: dict[str, Any], *, subresource: str | None = None, shared: bool = False,
         with_status: bool = False,
     ) -> dict[str, Any]:
-        if subresource not in (None, "status"):
+        if subresource not in (None, "status", "finalize"):
             raise errors.BadRequest(f"unknown subresource {subresource!r}")
+        if subresource == "finalize" and (obj.get("apiVersion"), obj.get("kind")) != ("v1", "Namespace"):
+            raise errors.BadRequest("only a Namespace has the finalize subresource")
         new = o.copy_in(obj)
         key = o.key_of(new)
         async with _Guard(self):
@@ -223,6 +225,8 @@ class Store:
             old = current.obj
             if subresource == "status":
                 result = o.prepare_status_update(new, old)
+            elif subresource == "finalize":
+                result = o.prepare_finalize_update(new, old)
             else:
                 result = o.prepare_update(new, old, key, with_status=with_status)
             result["metadata"]["resourceVersion"] = str(current.revision)

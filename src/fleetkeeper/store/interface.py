@@ -16,7 +16,8 @@ validate kinds — admission does that above it — but it owns the storage sema
   it; an update that empties the finalizers of a deleting object removes it; a write
   may remove finalizers from a deleting object, never add them (``Invalid``). A
   Namespace is also held by its ``spec.finalizers``, as in Kubernetes, and turns
-  ``status.phase: Terminating`` while it is held;
+  ``status.phase: Terminating`` while it is held; those change only through
+  ``update(..., subresource="finalize")`` (a main-resource update keeps them);
 * ``list`` returns the items (sorted by namespace, name) and the revision they were
   read at; label selectors and field selectors as Kubernetes (string form);
 * ``watch(since=rev)`` yields every later event of the matching objects in revision

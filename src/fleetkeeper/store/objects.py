@@ -164,11 +164,14 @@ def prepare_update(new: dict[str, Any], old: dict[str, Any], key: Key, *,
 
     Keeps the stored ``status`` (``with_status``: stores ``new``'s) and the system
     metadata, bumps ``generation`` when a spec-like field changed and refuses new
-    finalizers on a deleting object.
+    finalizers on a deleting object. A Namespace keeps its ``spec.finalizers``: as in
+    Kubernetes, only ``/finalize`` changes them.
     """
     new_meta, old_meta = new["metadata"], old["metadata"]
     _check_immutable(new_meta, old_meta, key)
     _check_finalizers(new_meta, old_meta, key)
+    if _is_namespace(old):
+        _keep_namespace_finalizers(new, old)
     for field in _CARRIED:
         if field in old_meta:
             new_meta[field] = old_meta[field]
@@ -189,6 +192,21 @@ def prepare_update(new: dict[str, Any], old: dict[str, Any], key: Key, *,
     return new
 
 
+def prepare_finalize_update(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+    """The object a Namespace's ``/finalize`` write stores: the stored Namespace with
+    ``new``'s ``spec.finalizers`` (nothing else of ``new`` is taken)."""
+    result = dict(old)
+    result["metadata"] = dict(old["metadata"])
+    spec = {**(old.get("spec") or {})}
+    finalizers = (new.get("spec") or {}).get("finalizers")
+    if finalizers:
+        spec["finalizers"] = finalizers
+    else:
+        spec.pop("finalizers", None)
+    result["spec"] = spec
+    return result
+
+
 def prepare_status_update(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
     """The object a ``/status`` write stores: the stored object with ``new``'s status."""
     result = dict(old)
@@ -198,6 +216,19 @@ def prepare_status_update(new: dict[str, Any], old: dict[str, Any]) -> dict[str,
     else:
         result.pop("status", None)
     return result
+
+
+def _keep_namespace_finalizers(new: dict[str, Any], old: dict[str, Any]) -> None:
+    """``new`` with ``old``'s ``spec.finalizers`` (a new ``spec`` dict: the sent one is the caller's)."""
+    kept = (old.get("spec") or {}).get("finalizers")
+    sent = new.get("spec")
+    spec = {k: v for k, v in sent.items() if k != "finalizers"} if isinstance(sent, dict) else {}
+    if kept:
+        spec["finalizers"] = kept
+    if spec or "spec" in old:
+        new["spec"] = spec
+    else:
+        new.pop("spec", None)
 
 
 def same_content(new: dict[str, Any], old: dict[str, Any]) -> bool:
@@ -250,6 +281,7 @@ def restamp(obj: dict[str, Any], revision: int) -> dict[str, Any]:
 
 __all__ = [
     "STALE", "already_exists", "conflict", "copy_in", "generated_name", "is_finished", "key_of",
-    "mark_deleting", "not_found", "prepare_create", "prepare_status_update", "prepare_update",
+    "mark_deleting", "not_found", "prepare_create", "prepare_finalize_update",
+    "prepare_status_update", "prepare_update",
     "resource_name", "restamp", "same_content", "snapshot",
 ]
