@@ -189,6 +189,13 @@ def test_an_override_that_cannot_apply_leaves_the_work_as_it_was_and_says_which_
             await world.client.create(broken)
             failed = await world.wait_for(lambda: _events(world, constants.EVENT_SYNC_WORK_FAILED))
             assert "override policy broken" in failed[0].message
+            # as Karmada reports it, on the template
+            policy_failed = await world.wait_for(
+                lambda: _events(world, constants.EVENT_APPLY_OVERRIDE_POLICY_FAILED))
+            first = policy_failed[0]
+            assert (first.type, first.involved_object.kind, first.involved_object.name, first.message) == (
+                "Warning", "Deployment", "nginx",
+                "Apply override policy(default/broken) for cluster(member1) failed.")
             work = await world.client.get(Work, WORK, "karmada-es-member1")
             assert constants.APPLIED_OVERRIDES_ANNOTATION not in work.annotations()
             fixed = await world.client.get(OverridePolicy, "broken", "default")
@@ -198,6 +205,14 @@ def test_an_override_that_cannot_apply_leaves_the_work_as_it_was_and_says_which_
             applied = await world.wait_for(lambda: _overridden(world))
             assert _manifest_replicas(applied) == 1
             assert world.member("member1").engine.store.get(KEY) is not None
+            succeeded = await world.wait_for(
+                lambda: _events(world, constants.EVENT_APPLY_OVERRIDE_POLICY_SUCCEED))
+            assert [(e.type, e.involved_object.kind, e.message) for e in succeeded] == [
+                ("Normal", "Deployment",
+                 "Apply override policy(default/broken) for cluster(member1) succeed.")]
+            await world.settle(30)
+            assert len(await _events(world, constants.EVENT_APPLY_OVERRIDE_POLICY_SUCCEED) or ()) == 1, (
+                "told when a Work changes, not at every look")
 
     run(main)
 

@@ -232,3 +232,24 @@ def test_the_work_records_what_was_applied_sorted_by_policy() -> None:
         {"policyName": "b-policy",
          "overriders": {"labelsOverrider": [{"operator": "add", "value": {"a": "1"}}]}}]
     assert rules.applied_annotations([], []) == {}
+
+
+def test_events_name_policies_as_karmada_does() -> None:
+    label = overriders(labelsOverrider=[{"operator": "add", "value": {"a": "1"}}])
+    assert rules.applied_titles([rules.Matched("everywhere", label)],
+                                [rules.Matched("web", label), rules.Matched("web", label)], "prod") == [
+        "cluster override policy(everywhere)", "override policy(prod/web)", "override policy(prod/web)"]
+    assert rules.policy_title("everywhere", None) == "cluster override policy(everywhere)"
+
+
+@pytest.mark.parametrize(("cluster_wide", "title"), [
+    (True, "cluster override policy(broken)"), (False, "override policy(prod/broken)")])
+def test_a_failing_policy_is_named_with_its_scope_and_cluster(cluster_wide: bool, title: str) -> None:
+    broken = [rules.Matched("broken", overriders(plaintext=[{"path": "/spec/nothing/here",
+                                                             "operator": "replace", "value": 1}]))]
+    fine = [rules.Matched("fine", overriders(labelsOverrider=[{"operator": "add", "value": {"a": "1"}}]))]
+    with pytest.raises(rules.Failed) as failed:
+        rules.apply_for({"spec": {}}, broken if cluster_wide else fine, fine if cluster_wide else broken,
+                        "prod", "member1")
+    assert (failed.value.title, failed.value.cluster) == (title, "member1")
+    assert "override policy broken" in str(failed.value.error)

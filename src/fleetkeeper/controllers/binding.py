@@ -215,11 +215,22 @@ class BindingController:
         if template is None:
             return Result()
         try:
-            created, updated = await self._ensure_works(binding, template, works)
+            created, updated, overridden = await self._ensure_works(binding, template, works)
+        except overrides.Failed as failed:
+            await self._recorder.event(template_stub(binding), "Warning",
+                                       constants.EVENT_APPLY_OVERRIDE_POLICY_FAILED,
+                                       f"Apply {failed.title} for cluster({failed.cluster}) failed.")
+            await self._event(binding, "Warning", constants.EVENT_SYNC_WORK_FAILED,
+                              f"Failed to create or update works: {failed.error}")
+            raise failed.error from None
         except Exception as exc:
             await self._event(binding, "Warning", constants.EVENT_SYNC_WORK_FAILED,
                               f"Failed to create or update works: {exc}")
             raise
+        for cluster, title in overridden:  # as Karmada reports them, on the template
+            await self._recorder.event(template_stub(binding), "Normal",
+                                       constants.EVENT_APPLY_OVERRIDE_POLICY_SUCCEED,
+                                       f"Apply {title} for cluster({cluster}) succeed.")
         if created or updated:
             await self._event(binding, "Normal", constants.EVENT_SYNC_WORK_SUCCEED,
                               f"Sync work of {binding.kind}({binding.key}) successful.")
@@ -246,29 +257,35 @@ class BindingController:
         written = await write(self._ctx.client, binding, change)
         return binding if written is None else written
 
-    async def _ensure_works(self, binding: b.Binding, template: Resource,
-                            works: list[Work]) -> tuple[list[str], list[str]]:
-        """Write the Work of every target cluster; the clusters whose Work was created / updated."""
+    async def _ensure_works(self, binding: b.Binding, template: Resource, works: list[Work]
+                            ) -> tuple[list[str], list[str], list[tuple[str, str]]]:
+        """Write the Work of every target cluster; the clusters whose Work was created / updated,
+        and (cluster, policy title) of the override policies applied in those Works."""
         by_key = {w.key: w for w in works}
         created: list[str] = []
         updated: list[str] = []
+        overridden: list[tuple[str, str]] = []
         desired = self._desired_works(binding, template)
         async with batch(self._ctx.client):
-            for options in desired:
-                if self._terminating(options["cluster"]):
+            for options, titles in desired:
+                cluster = options["cluster"]
+                if self._terminating(cluster):
                     continue  # written once the namespace has gone (its Works go with it)
-                key = f"{constants.execution_namespace(options['cluster'])}/{options['name']}"
+                key = f"{constants.execution_namespace(cluster)}/{options['name']}"
                 outcome = await self._write_work(by_key.get(key), options)
                 if outcome == "created":
-                    created.append(options["cluster"])
+                    created.append(cluster)
                 elif outcome == "updated":
-                    updated.append(options["cluster"])
-        return created, updated
+                    updated.append(cluster)
+                if outcome != "unchanged":
+                    overridden.extend((cluster, title) for title in titles)
+        return created, updated, overridden
 
-    def _manifests(self, binding: b.Binding,
-                   template: Resource) -> list[tuple[str, dict[str, Any], dict[str, str]]]:
-        """(cluster, manifest before Karmada's metadata, applied-overrides annotations) for
-        every target cluster."""
+    def _manifests(self, binding: b.Binding, template: Resource
+                   ) -> list[tuple[str, dict[str, Any], dict[str, str], list[str]]]:
+        """(cluster, manifest before Karmada's metadata, applied-overrides annotations, titles
+        of the override policies applied) for every target cluster; an override that fails
+        raises :class:`override_rules.Failed`."""
         spec = binding.spec
         interpreter = self._ctx.interpreter
         pruned = interpreter.prune(template.to_dict())
@@ -293,17 +310,22 @@ class BindingController:
             preserved = state_preservation.labels_to_inject(spec, target.name)
             manifest = state_preservation.inject(manifest, preserved)
             applied: dict[str, str] = {}
+            titles: list[str] = []
             if cops or ops:  # cluster-wide ones first, then the namespace's (spec §2.5)
                 cluster = self._clusters.get(target.name) or Cluster(metadata=ObjectMeta(name=target.name))
                 cluster_matched = overrides.matching(cops, pruned, cluster)
                 matched = overrides.matching(ops, pruned, cluster)
-                manifest = overrides.apply(manifest, [*cluster_matched, *matched])
+                manifest = overrides.apply_for(manifest, cluster_matched, matched, template.namespace,
+                                               target.name)
                 applied = overrides.applied_annotations(cluster_matched, matched)
-            out.append((target.name, manifest, applied))
+                titles = overrides.applied_titles(cluster_matched, matched, template.namespace)
+            out.append((target.name, manifest, applied, titles))
         return out
 
-    def _desired_works(self, binding: b.Binding, template: Resource) -> list[dict[str, Any]]:
-        """The arguments of :func:`binding_rules.desired_work` for every target cluster."""
+    def _desired_works(self, binding: b.Binding, template: Resource
+                       ) -> list[tuple[dict[str, Any], list[str]]]:
+        """The arguments of :func:`binding_rules.desired_work` for every target cluster, with
+        the titles of the override policies applied."""
         spec, resource = binding.spec, binding.spec.resource
         namespaced = not b.is_cluster_scoped(binding)
         name = constants.work_name(resource.kind, resource.name, resource.namespace or "")
@@ -312,17 +334,17 @@ class BindingController:
         ident, id_label = b.binding_id(binding), b.id_label(namespaced)
         uid, generation = template.metadata.uid or "", template.metadata.generation or 0
         out = []
-        for cluster, manifest, applied in self._manifests(binding, template):
+        for cluster, manifest, applied, titles in self._manifests(binding, template):
             work_id = rules.work_permanent_id(ident, cluster)
             rendered = rules.render_manifest(
                 manifest, id_label=id_label, binding_permanent_id=ident, work_id=work_id, work_name=name,
                 work_namespace=constants.execution_namespace(cluster), template_uid=uid,
                 template_generation=generation, references=references, conflict=conflict)
-            out.append({
+            out.append(({
                 "name": name, "cluster": cluster, "manifest": rendered, "id_label": id_label,
                 "binding_permanent_id": ident, "work_id": work_id, "references": references,
                 "conflict": conflict, "suspend": rules.dispatch_suspended(spec.suspension, cluster),
-                "preserve": bool(spec.preserve_resources_on_deletion), "overrides": applied})
+                "preserve": bool(spec.preserve_resources_on_deletion), "overrides": applied}, titles))
         return out
 
     async def _write_work(self, current: Work | None, options: dict[str, Any]) -> str:

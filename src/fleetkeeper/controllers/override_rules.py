@@ -73,7 +73,12 @@ _DIGEST = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a
 
 
 class OverrideError(errors.FleetkeeperError):
-    """An override that cannot be applied to a manifest."""
+    """An override that cannot be applied to a manifest (``policy``: the policy whose
+    overriders failed, when known)."""
+
+    def __init__(self, message: str, *, policy: str | None = None) -> None:
+        super().__init__(message)
+        self.policy = policy
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +124,30 @@ def apply(manifest: Obj, matched: Sequence[Matched]) -> Obj:
         try:
             out = apply_overriders(out, item.overriders)
         except (errors.ApiError, OverrideError) as exc:
-            raise OverrideError(f"override policy {item.policy}: {exc}") from None
+            raise OverrideError(f"override policy {item.policy}: {exc}", policy=item.policy) from None
     return out
+
+
+class Failed(errors.FleetkeeperError):
+    """An override policy failed for one cluster: which (its :func:`policy_title`), where, and why."""
+
+    def __init__(self, title: str, cluster: str, error: OverrideError) -> None:
+        super().__init__(str(error))
+        self.title = title
+        self.cluster = cluster
+        self.error = error
+
+
+def apply_for(manifest: Obj, cluster_matched: Sequence[Matched], matched: Sequence[Matched],
+              namespace: str | None, cluster: str) -> Obj:
+    """:func:`apply` of the cluster-wide policies, then of the namespace's, for ``cluster``;
+    a failure is :class:`Failed`, naming the policy as Karmada's events do."""
+    for items, scope in ((cluster_matched, None), (matched, namespace)):
+        try:
+            manifest = apply(manifest, items)
+        except OverrideError as exc:
+            raise Failed(policy_title(exc.policy or "?", scope), cluster, exc) from None
+    return manifest
 
 
 def apply_overriders(manifest: Obj, overriders: Overriders) -> Obj:
@@ -325,6 +352,20 @@ def _operation(operator: str, path: str, value: Any) -> Obj:
 # --------------------------------------------------------------------------- the record
 
 
+def policy_title(name: str, namespace: str | None) -> str:
+    """How Karmada's events name a policy: ``cluster override policy(NAME)`` or
+    ``override policy(NAMESPACE/NAME)``."""
+    return f"override policy({namespace}/{name})" if namespace else f"cluster override policy({name})"
+
+
+def applied_titles(cluster_matched: Sequence[Matched], matched: Sequence[Matched],
+                   namespace: str | None) -> list[str]:
+    """:func:`policy_title` of every policy applied for one cluster, in the order applied
+    (a policy once per rule that matched, as Karmada reports them)."""
+    return [*(policy_title(m.policy, None) for m in cluster_matched),
+            *(policy_title(m.policy, namespace) for m in matched)]
+
+
 def applied_annotation(matched: Sequence[Matched]) -> str | None:
     """The JSON a Work's applied-overrides annotation holds; None when nothing applied."""
     if not matched:
@@ -346,6 +387,7 @@ def applied_annotations(cluster_matched: Sequence[Matched], matched: Sequence[Ma
 
 
 __all__ = [
-    "POD_SPEC_PATHS", "ImageRef", "Matched", "OverrideError", "applied_annotation", "applied_annotations",
-    "apply", "apply_overriders", "matching", "override_image",
+    "POD_SPEC_PATHS", "Failed", "ImageRef", "Matched", "OverrideError", "applied_annotation",
+    "applied_annotations", "applied_titles", "apply", "apply_for", "apply_overriders", "matching",
+    "override_image", "policy_title",
 ]
