@@ -225,3 +225,33 @@ async def _events(world: World, reason: str) -> list[Event] | None:
 async def _overridden(world: World) -> Work | None:
     work = await world.client.get(Work, WORK, "karmada-es-member1")
     return work if constants.APPLIED_OVERRIDES_ANNOTATION in work.annotations() else None
+
+
+def test_an_override_policy_with_a_label_selector_wakes_only_the_bindings_of_templates_it_selects() -> None:
+    web_work = constants.work_name("Deployment", "web", "default")
+
+    async def main(clock: VirtualClock) -> None:
+        async with running(clock, "member1") as world:
+            await world.apply(propagation_policy("all", "member1", selector={"apiVersion": "apps/v1",
+                                                                             "kind": "Deployment"}))
+            await world.apply(deployment("web"))
+            await world.apply(deployment("db"))
+            await world.wait_for(lambda: _works_counted(world, 2))
+            await world.settle(10)
+            before = _binding_reconciles()
+            await world.client.create(OverridePolicy.from_dict({
+                "metadata": {"name": "web-only", "namespace": "default"},
+                "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                                                "labelSelector": {"matchLabels": {"app": "web"}}}],
+                         "overrideRules": [{"overriders": {"labelsOverrider": [
+                             {"operator": "add", "value": {"tier": "front"}}]}}]}}))
+            await world.settle(10)
+            work = await world.client.get(Work, web_work, "karmada-es-member1")
+            assert constants.APPLIED_OVERRIDES_ANNOTATION in work.annotations()
+            assert _binding_reconciles() - before == 1, "db's binding is not looked at: its labels differ"
+
+    run(main)
+
+
+async def _works_counted(world: World, count: int) -> bool:
+    return len((await world.client.list(Work)).items) == count

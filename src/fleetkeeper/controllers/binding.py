@@ -169,16 +169,31 @@ class BindingController:
         return space is not None and space.metadata.deletion_timestamp is not None
 
     def _selected_bindings(self, policy: OverridePolicy | ClusterOverridePolicy) -> list[Request]:
-        """The bindings whose templates ``policy`` may select (labels are not known here: a
-        selector with a label selector counts as selecting)."""
+        """The bindings whose templates ``policy`` selects (called with the policy before and
+        after a change). A template not in the cache yet is judged by the binding's resource
+        reference alone: a selector with a label selector then counts as selecting."""
         namespace = policy.namespace if isinstance(policy, OverridePolicy) else None
-        selectors = [s.model_copy(update={"label_selector": None})
-                     for s in policy.spec.resource_selectors or ()]
+        selectors = policy.spec.resource_selectors or []
+        by_reference = [s.model_copy(update={"label_selector": None}) for s in selectors]
         found: list[b.Binding] = [rb for rb in self._rbs.list() if namespace in (None, rb.namespace)]
         if namespace is None:
             found.extend(self._crbs.list())
-        return [Request(binding.metadata.namespace or "", binding.name) for binding in found
-                if not selectors or resource_selectors_priority(selectors, _identity(binding))]
+        out: list[Request] = []
+        for binding in found:
+            if selectors:
+                resource = binding.spec.resource
+                try:
+                    template = self.templates.get(TemplateRef(resource.api_version, resource.kind,
+                                                              resource.namespace or "", resource.name))
+                except NotSynced:
+                    template = None
+                if template is not None:
+                    if not resource_selectors_priority(selectors, template):
+                        continue
+                elif not resource_selectors_priority(by_reference, _identity(binding)):
+                    continue
+            out.append(Request(binding.metadata.namespace or "", binding.name))
+        return out
 
     def _work_changed(self, old: Work | None, new: Work | None) -> bool:
         """:func:`work_changed`, but not for the event of this controller's own update."""
