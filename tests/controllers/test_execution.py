@@ -139,6 +139,27 @@ def test_a_black_holed_member_does_not_stall_the_other_clusters() -> None:
     run(main)
 
 
+def test_status_of_the_other_clusters_is_reported_while_a_black_holed_member_keeps_an_apply_waiting() -> None:
+    async def main(clock: VirtualClock) -> None:
+        options = Options(leader_elect=False, cluster_probe_timeout=30.0)
+        async with running(clock, "member1", "member2", options=options) as world:
+            world.member("member1").blackhole()  # still Ready: the cluster-status controller has not noticed
+            await world.apply(propagation_policy())
+            started = clock.monotonic()
+            await world.apply(deployment())
+
+            async def member2_reported() -> bool:
+                work = await work_of(world, "member2")
+                return bool(work is not None and work.status.manifest_statuses)
+
+            await world.wait_for(member2_reported, within=60, step=0.1)
+            waited = clock.monotonic() - started
+            assert waited < 10, (
+                f"member2's status waited {waited:g}s: a reconcile waiting on a member holds nobody's turn")
+
+    run(main)
+
+
 def test_preserved_resources_outlive_their_work_without_karmadas_labels() -> None:
     async def main(clock: VirtualClock) -> None:
         async with running(clock, "member1", "member2") as world:

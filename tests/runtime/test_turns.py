@@ -10,7 +10,7 @@ import pytest
 
 from fleetkeeper.client.local import LocalClient
 from fleetkeeper.clock import VirtualClock
-from fleetkeeper.runtime.controller import Controller
+from fleetkeeper.runtime.controller import Controller, awaiting_io, current_reconcile_id
 from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.metrics import NoMetrics
 from fleetkeeper.runtime.reconcile import FuncReconciler, Request, Result
@@ -255,6 +255,52 @@ def test_dispatch_waits_for_the_critical_tier_and_the_others_wait_for_both() -> 
     log = run_virtual(lambda clock: run_tiers(clock, 10))
     order = [who for _, who, _ in log]
     assert order == ["critical"] * 10 + ["dispatch"] * 10 + ["other"] * 10
+
+
+@dataclass
+class Outside:
+    """A dispatch reconciler that waits ``seconds`` of the clock on a member, marked or not."""
+
+    clock: VirtualClock
+    log: list[tuple[float, str, str]]
+    seconds: float
+    marked: bool
+
+    async def reconcile(self, request: Request) -> Result:
+        if self.marked:
+            with awaiting_io():
+                await self.clock.sleep(self.seconds)
+        else:
+            await self.clock.sleep(self.seconds)
+        self.log.append((self.clock.monotonic(), "dispatch", request.name))
+        return Result()
+
+
+@pytest.mark.parametrize(("marked", "other_at"), [(True, 0.0), (False, 30.0)],
+                         ids=["waiting on a member holds nobody", "unmarked waiting holds the others"])
+def test_a_reconcile_awaiting_a_member_gives_up_its_turn_meanwhile(marked: bool, other_at: float) -> None:
+    async def main(clock: VirtualClock) -> list[tuple[float, str, str]]:
+        client = LocalClient(open_store("memory://", clock=clock), clock=clock)
+        manager = Manager(client, clock=clock)
+        log: list[tuple[float, str, str]] = []
+        dispatch = manager.controller("dispatch", Outside(clock, log, 30.0, marked), workers=1, dispatch=True)
+        other = manager.controller("other", Steps(clock, "other", log), workers=1)
+        dispatch.enqueue(Request("", "slow"))
+        other.enqueue(Request("", "report"))
+        task = asyncio.create_task(manager.run())
+        await asyncio.sleep(60.0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return log
+
+    log = run_virtual(main)
+    assert [(t, who) for t, who, _ in log] == sorted([(other_at, "other"), (30.0, "dispatch")])
+
+
+def test_awaiting_io_outside_a_reconcile_does_nothing() -> None:
+    with awaiting_io():
+        assert current_reconcile_id() is None
 
 
 @dataclass

@@ -56,7 +56,7 @@ from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Operation
 from fleetkeeper.members.interface import Member, bounded
 from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.controller import Controller
+from fleetkeeper.runtime.controller import Controller, awaiting_io
 from fleetkeeper.runtime.handler import FuncHandler
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.manager import Manager
@@ -180,7 +180,8 @@ class Execution:
         """Apply one manifest; whether the member was written."""
         ref = rules.ref_of(manifest)
         timeout = self._timeout()
-        observed = await bounded(member.get(ref), timeout, member.name)
+        with awaiting_io():
+            observed = await bounded(member.get(ref), timeout, member.name)
         problem = rules.conflict_problem(observed, manifest)
         if problem is not None:
             raise errors.Conflict(problem, kind=ref.kind, name=ref.name)
@@ -193,7 +194,8 @@ class Execution:
             uid, applied = work.metadata.uid or "", {}
         if not rules.needs_apply(desired, observed, applied.get(ordinal)):
             return False
-        await bounded(member.apply(desired), timeout, member.name)
+        with awaiting_io():
+            await bounded(member.apply(desired), timeout, member.name)
         applied[ordinal] = desired
         self._last[work.key] = (uid, applied)
         cluster = self._clusters.get(member.name)
@@ -250,13 +252,14 @@ class Execution:
         """Delete (or release) one manifest's object in the member; whether there was one of ours."""
         ref = rules.ref_of(manifest)
         timeout = self._timeout()
-        observed = await bounded(member.get(ref), timeout, member.name)
-        if observed is None or not rules.is_managed(observed):
-            return False
-        if preserve:
-            await bounded(member.apply(rules.stripped(manifest)), timeout, member.name)
-        else:
-            await bounded(member.delete(ref), timeout, member.name)
+        with awaiting_io():
+            observed = await bounded(member.get(ref), timeout, member.name)
+            if observed is None or not rules.is_managed(observed):
+                return False
+            if preserve:
+                await bounded(member.apply(rules.stripped(manifest)), timeout, member.name)
+            else:
+                await bounded(member.delete(ref), timeout, member.name)
         return True
 
     async def _release(self, work: Work) -> bool:

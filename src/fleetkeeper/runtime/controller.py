@@ -38,7 +38,9 @@ controller needs when it loses leadership and later wins it back.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
+from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Protocol, TypeVar
 
@@ -60,11 +62,31 @@ T = TypeVar("T", bound=Resource)
 T_co = TypeVar("T_co", bound=Resource, covariant=True)
 
 _RECONCILE_ID: ContextVar[str | None] = ContextVar("fleetkeeper_reconcile_id", default=None)
+_CONTROLLER: ContextVar[Controller | None] = ContextVar("fleetkeeper_controller", default=None)
 
 
 def current_reconcile_id() -> str | None:
     """The id of the reconcile running in this task, if any."""
     return _RECONCILE_ID.get()
+
+
+@contextlib.contextmanager
+def awaiting_io() -> Iterator[None]:
+    """Inside a reconcile: what is awaited here waits on something outside the process (a
+    member cluster), so meanwhile the reconcile does not hold anyone's turn — the
+    controllers waiting for its tier go on (see :mod:`~fleetkeeper.runtime.turns`).
+    Outside a reconcile it does nothing."""
+    controller = _CONTROLLER.get()
+    if controller is None:
+        yield
+        return
+    controller._away += 1
+    if controller.turns is not None and controller.takes_turns:
+        controller.turns.wake(controller.tier)
+    try:
+        yield
+    finally:
+        controller._away -= 1
 
 
 class Source(Protocol[T_co]):
@@ -115,6 +137,8 @@ class Controller:
         #: the turns this controller takes part in (its manager's), if any
         self.turns: Turns | None = None
         self._active = 0
+        #: reconciles of ``_active`` awaiting something outside the process (:func:`awaiting_io`)
+        self._away = 0
 
     @property
     def critical(self) -> bool:
@@ -131,8 +155,9 @@ class Controller:
 
     @property
     def busy(self) -> bool:
-        """Keys ready or being reconciled (not those waiting for a deadline)."""
-        return self._active > 0 or len(self._queue) > 0
+        """Keys ready or being reconciled (not those waiting for a deadline, nor reconciles
+        awaiting a member: :func:`awaiting_io`)."""
+        return self._active > self._away or len(self._queue) > 0
 
     @property
     def queue(self) -> Workqueue[Request]:
@@ -196,11 +221,13 @@ class Controller:
         reconcile_id = f"{self.name}#{next(self._ids)}"
         log = self._log.bind(namespace=request.namespace, name=request.name, reconcile_id=reconcile_id)
         token = _RECONCILE_ID.set(reconcile_id)
+        mine = _CONTROLLER.set(self)
         started = self._clock.monotonic()
         try:
             with structlog.contextvars.bound_contextvars(controller=self.name, reconcile_id=reconcile_id):
                 outcome = await self._attempt(request, log)
         finally:
+            _CONTROLLER.reset(mine)
             _RECONCILE_ID.reset(token)
         self._metrics.observe(self.name, outcome, self._clock.monotonic() - started)
 
@@ -240,4 +267,4 @@ class Controller:
         return "requeue_after"
 
 
-__all__ = ["Controller", "Source", "current_reconcile_id"]
+__all__ = ["Controller", "Source", "awaiting_io", "current_reconcile_id"]

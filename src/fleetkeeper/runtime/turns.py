@@ -21,6 +21,11 @@ controller, which rewrites the Works, and execution, which applies them) wait fo
 critical ones, and every other controller (status reporting, graceful-eviction cleanup,
 …) waits for both — a workload runs in its new place before anyone reports on it.
 
+Turns share the event loop's time, not the members': a reconcile that waits on a member
+cluster (execution applying a Work to a cluster that does not answer, until the probe
+timeout) says so with :func:`~fleetkeeper.runtime.controller.awaiting_io`, and holds
+nobody's turn while it waits — the status of every other cluster is still reported.
+
 Controllers upstream of the critical path (cluster status, taint policies, remedies) and
 the traffic path (multi-cluster ingress, the load balancer's route sync) are not critical
 and do not wait either: they are *exempt* (``wait_turn=False``), so failure detection and
@@ -193,6 +198,13 @@ class Turns:
             return  # counted for the load and the collector's pause only
         if not any(c.running for c in self._ranked if c.tier == CRITICAL):
             self._resume_gc()  # stopped (cancelled, leadership lost): nothing left to pause for
+        self.wake(tier)
+
+    def wake(self, tier: int) -> None:
+        """A controller of ``tier`` may have become idle (it finished a reconcile, or its
+        reconcile waits on a member): wake the waiters whose earlier tiers are idle."""
+        if tier >= OTHERS:
+            return
         for waiting, idle in self._idle.items():
             if not self.busy_before(waiting):
                 idle.set()
