@@ -40,11 +40,23 @@ class Steps:
         return Result(requeue_after=self.requeue_after if first else None)
 
 
+def new_manager(clock: VirtualClock) -> Manager:
+    return Manager(LocalClient(open_store("memory://", clock=clock), clock=clock), clock=clock)
+
+
+async def run_for(manager: Manager, seconds: float) -> None:
+    """Run ``manager`` for ``seconds`` of the clock, then stop it."""
+    task = asyncio.create_task(manager.run())
+    await asyncio.sleep(seconds)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
 async def run_manager(clock: VirtualClock, build: list[tuple[str, dict[str, bool], float | None]],
                       keys: int, *, for_seconds: float) -> list[tuple[float, str, str]]:
     """Controllers (name, flags, requeue_after) each given ``keys`` keys before the manager starts."""
-    client = LocalClient(open_store("memory://", clock=clock), clock=clock)
-    manager = Manager(client, clock=clock)
+    manager = new_manager(clock)
     log: list[tuple[float, str, str]] = []
     for who, flags, requeue in build:
         controller = manager.controller(who, Steps(clock, who, log, requeue), workers=2,
@@ -52,29 +64,20 @@ async def run_manager(clock: VirtualClock, build: list[tuple[str, dict[str, bool
                                         wait_turn=flags.get("wait_turn", True))
         for index in range(keys):
             controller.enqueue(Request("", f"{who}-{index}"))
-    task = asyncio.create_task(manager.run())
-    await asyncio.sleep(for_seconds)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    await run_for(manager, for_seconds)
     return log
 
 
 async def run_tiers(clock: VirtualClock, keys: int) -> list[tuple[float, str, str]]:
     """An other, a dispatch and a critical controller (added in that order), ``keys`` keys each."""
-    client = LocalClient(open_store("memory://", clock=clock), clock=clock)
-    manager = Manager(client, clock=clock)
+    manager = new_manager(clock)
     log: list[tuple[float, str, str]] = []
     for who in ("other", "dispatch", "critical"):
         controller = manager.controller(who, Steps(clock, who, log), workers=2, dispatch=who == "dispatch",
                                         critical=who == "critical")
         for index in range(keys):
             controller.enqueue(Request("", f"{who}-{index}"))
-    task = asyncio.create_task(manager.run())
-    await asyncio.sleep(1.0)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    await run_for(manager, 1.0)
     return log
 
 
@@ -280,18 +283,13 @@ class Outside:
                          ids=["waiting on a member holds nobody", "unmarked waiting holds the others"])
 def test_a_reconcile_awaiting_a_member_gives_up_its_turn_meanwhile(marked: bool, other_at: float) -> None:
     async def main(clock: VirtualClock) -> list[tuple[float, str, str]]:
-        client = LocalClient(open_store("memory://", clock=clock), clock=clock)
-        manager = Manager(client, clock=clock)
+        manager = new_manager(clock)
         log: list[tuple[float, str, str]] = []
         dispatch = manager.controller("dispatch", Outside(clock, log, 30.0, marked), workers=1, dispatch=True)
         other = manager.controller("other", Steps(clock, "other", log), workers=1)
         dispatch.enqueue(Request("", "slow"))
         other.enqueue(Request("", "report"))
-        task = asyncio.create_task(manager.run())
-        await asyncio.sleep(60.0)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+        await run_for(manager, 60.0)
         return log
 
     log = run_virtual(main)
