@@ -144,15 +144,23 @@ async def test_a_continue_token_older_than_the_history_is_410_expired_as_kubectl
         await close_api(api)
 
 
-async def test_delete_of_an_object_with_finalizers_answers_202(api: Api) -> None:
+async def test_delete_of_an_object_with_finalizers_answers_as_kube_apiserver_does(api: Api) -> None:
     body = cluster("m1")
     body["metadata"]["finalizers"] = ["example.com/hold"]
     await api.http.post(CLUSTERS, json=body)
     held = await api.http.request("DELETE", f"{CLUSTERS}/m1", content=b'{"propagationPolicy":"Background"}',
                                   headers={"Content-Type": "application/json"})
-    assert held.status_code == 202 and held.json()["metadata"]["deletionTimestamp"]
+    assert held.status_code == 200 and held.json()["metadata"]["deletionTimestamp"]
+    # 202 only when the request asked not to orphan dependents (kube-apiserver's rule)
+    accepted = await api.http.request("DELETE", f"{CLUSTERS}/m1", content=b'{"orphanDependents":false}',
+                                      headers={"Content-Type": "application/json"})
+    assert accepted.status_code == 202 and accepted.json()["metadata"]["deletionTimestamp"]
+    queried = await api.http.delete(f"{CLUSTERS}/m1", params={"orphanDependents": "false"})
+    assert queried.status_code == 202
     bad = await api.http.request("DELETE", f"{CLUSTERS}/m1", content=b'{"propagationPolicy":"Sometimes"}')
     assert bad.status_code == 400
+    unsure = await api.http.request("DELETE", f"{CLUSTERS}/m1", content=b'{"orphanDependents":"maybe"}')
+    assert unsure.status_code == 400 and "orphanDependents" in unsure.json()["message"]
     gone = await api.http.patch(f"{CLUSTERS}/m1", headers={"Content-Type": "application/json-patch+json"},
                                 content=b'[{"op":"remove","path":"/metadata/finalizers"}]')
     assert gone.status_code == 200

@@ -64,7 +64,7 @@ async def test_a_namespace_being_deleted_takes_no_new_objects_but_keeps_its_own(
     assert (await api.http.post(NAMESPACES, json=held)).status_code == 201
     path = f"{NAMESPACES}/closing/configmaps"
     assert (await api.http.post(path, json=configmap("kept"))).status_code == 201
-    assert (await api.http.delete(f"{NAMESPACES}/closing")).status_code == 202
+    assert (await api.http.delete(f"{NAMESPACES}/closing")).status_code == 200
     refused = await api.http.post(path, json=configmap("new"))
     assert refused.status_code == 403 and refused.json()["reason"] == "Forbidden"
     assert refused.json()["message"] == ("unable to create new content in namespace closing because it is "

@@ -11,11 +11,13 @@ Writes run admission (:mod:`fleetkeeper.apiserver.admit`) and record field owner
 storage semantics (revisions, generation, ``/status`` isolation, finalizers), so a
 ``/status`` write simply goes to ``store.update(..., subresource="status")``.
 
-Delete answers ``200`` with the removed object, or ``202`` with the object carrying its
+Delete answers ``200`` with the removed object, or with the object carrying its
 ``deletionTimestamp`` while finalizers still hold it — kubectl then watches for the
-final removal (``kubectl delete --wait``). ``propagationPolicy`` and
-``gracePeriodSeconds`` are accepted (and checked) for compatibility; fleetkeeper has no
-garbage collector of dependents, so they do not change what is removed.
+final removal (``kubectl delete --wait``). As kube-apiserver does, it answers ``202``
+for a held object only when the request asked ``orphanDependents: false``.
+``propagationPolicy``, ``orphanDependents`` and ``gracePeriodSeconds`` are accepted (and
+checked) for compatibility; fleetkeeper has no garbage collector of dependents, so they
+do not change what is removed.
 """
 
 from __future__ import annotations
@@ -141,6 +143,9 @@ def _delete_options(ctx: Context, body: dict[str, Any] | None) -> tuple[str | No
         except (TypeError, ValueError):
             raise errors.BadRequest(f"gracePeriodSeconds must be a non-negative integer, got {grace!r}") \
                 from None
+    orphan = options.get("orphanDependents", ctx.param("orphanDependents"))
+    if orphan is not None and not isinstance(orphan, bool) and orphan not in ("true", "false"):
+        raise errors.BadRequest(f"orphanDependents must be true or false, got {orphan!r}")
     preconditions = options.get("preconditions") or {}
     if not isinstance(preconditions, dict):
         raise errors.BadRequest("preconditions must be an object")
@@ -157,8 +162,9 @@ async def delete_object(state: ServerState, ctx: Context, body: dict[str, Any] |
         return json_response(await state.store.get(gk, namespace, name))
     result = await state.store.delete(gk, namespace, name, resource_version=rv, uid=uid)
     meta = result.get("metadata") or {}
-    held = bool(meta.get("finalizers")) and bool(meta.get("deletionTimestamp"))
-    return json_response(result, 202 if held else 200)
+    held = bool(meta.get("deletionTimestamp"))
+    orphan = (body or {}).get("orphanDependents", ctx.param("orphanDependents"))
+    return json_response(result, 202 if held and orphan in (False, "false") else 200)
 
 
 async def delete_collection(state: ServerState, ctx: Context, body: dict[str, Any] | None) -> Response:
