@@ -6,9 +6,11 @@ by the next, and a namespace created again after it went keeps its new objects."
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+from prometheus_client import REGISTRY
 
 from fleetkeeper import errors
 from fleetkeeper.api.admission import admit
@@ -144,13 +146,32 @@ def test_a_namespace_stored_without_the_finalizer_goes_at_once_and_is_emptied_af
         {"at": "20s", "expect": [{"object": left, "absent": True}]}], resources=[]), factory) == []
 
 
+def in_world(body: Callable[[World], Awaitable[None]]) -> None:
+    """Run ``body`` in a world of no member clusters, on virtual time."""
+    clock = VirtualClock()
+
+    async def main() -> None:
+        world = await make_world(clock, ())
+        try:
+            await body(world)
+        finally:
+            await world.close()
+
+    clock.run(main())
+
+
+async def held_namespace(world: World, name: str) -> None:
+    """Start the namespace cleanup; make namespace ``name`` with a ConfigMap its finalizer holds."""
+    world.start([namespaces.setup])
+    await world.client.create(Namespace.from_dict({"metadata": {"name": name}}))
+    await world.client.create(ConfigMap.from_dict(
+        {"metadata": {"name": "held", "namespace": name, "finalizers": ["example.com/hold"]}}))
+
+
 def test_a_terminating_namespace_says_what_is_left_and_what_holds_it() -> None:
     async def body(world: World) -> None:
         client = world.client
-        world.start([namespaces.setup])
-        await client.create(Namespace.from_dict({"metadata": {"name": "stuck"}}))
-        await client.create(ConfigMap.from_dict(
-            {"metadata": {"name": "held", "namespace": "stuck", "finalizers": ["example.com/hold"]}}))
+        await held_namespace(world, "stuck")
         await client.create(ConfigMap.from_dict({"metadata": {"name": "free", "namespace": "stuck"}}))
         await client.delete(Namespace, "stuck")
         await world.until(world.now + 5)
@@ -173,13 +194,27 @@ def test_a_terminating_namespace_says_what_is_left_and_what_holds_it() -> None:
         with pytest.raises(errors.NotFound):
             await client.get(Namespace, "stuck")
 
-    clock = VirtualClock()
+    in_world(body)
 
-    async def main() -> None:
-        world = await make_world(clock, ())
-        try:
-            await body(world)
-        finally:
-            await world.close()
 
-    clock.run(main())
+def _cleanups() -> float:
+    return sum(REGISTRY.get_sample_value("fleetkeeper_reconcile_total",
+                                         {"controller": "namespace-cleanup", "result": result}) or 0.0
+               for result in ("success", "requeue_after", "error", "terminal"))
+
+
+def test_the_cleanup_s_own_condition_writes_do_not_wake_it() -> None:
+    async def body(world: World) -> None:
+        client = world.client
+        await held_namespace(world, "slow")
+        await world.until(world.now + 1)
+        before = _cleanups()
+        await client.delete(Namespace, "slow")
+        await world.until(world.now + 1)
+        reported = await client.get(Namespace, "slow")
+        assert reported.status.conditions, "the first look wrote the conditions"
+        assert _cleanups() - before == 1, "and that write did not make it look again at once"
+        await world.until(world.now + 2)
+        assert _cleanups() - before == 2, "it looks again after RETRY_SECONDS"
+
+    in_world(body)

@@ -123,11 +123,16 @@ class NamespaceCleanup:
 
 
 def _deleting(old: Namespace | None, new: Namespace | None) -> bool:
-    """Terminating, or gone at once (no finalizer held it): a namespace this controller
-    finalized has been emptied already, so its removal asks for nothing more."""
+    """Turned Terminating (or its finalizers changed while it is), or gone at once (no
+    finalizer held it): a namespace this controller finalized has been emptied already, so
+    its removal asks for nothing more. The cleanup's own condition writes wake nothing —
+    a namespace still being emptied is looked at again every :data:`RETRY_SECONDS`."""
     if new is None:
         return old is not None and old.metadata.deletion_timestamp is None
-    return new.metadata.deletion_timestamp is not None
+    if new.metadata.deletion_timestamp is None:
+        return False
+    return (old is None or old.metadata.deletion_timestamp is None or old.spec != new.spec
+            or old.metadata.finalizers != new.metadata.finalizers)
 
 
 def setup(mgr: Manager, ctx: Context) -> None:
