@@ -113,6 +113,10 @@ async def test_only_finalize_changes_a_namespace_s_spec_finalizers(api: Api) -> 
         assert refused.status_code == 405, (method, refused.text)
     elsewhere = await api.http.put("/api/v1/namespaces/default/configmaps/x/finalize", json={})
     assert elsewhere.status_code == 404
+    odd = await api.http.put(f"{NAMESPACES}/stuck/finalize",
+                             json={**patched.json(), "spec": {"finalizers": ["kubernetes", "not ok!"]}})
+    assert odd.status_code == 422, odd.text
+    assert odd.json()["details"]["causes"][0]["field"] == "spec.finalizers[1]"
     # the well-known way out: PUT /finalize with the finalizers gone — the namespace goes
     finalized = await api.http.put(f"{NAMESPACES}/stuck/finalize", json={**patched.json(), "spec": {}})
     assert finalized.status_code == 200, finalized.text

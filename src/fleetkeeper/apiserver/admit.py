@@ -26,6 +26,7 @@ from typing import Any
 from fleetkeeper import errors
 from fleetkeeper.api.admission import Operation, admit
 from fleetkeeper.api.scheme import ResourceInfo
+from fleetkeeper.api.validation import FieldErrors, qualified_name
 from fleetkeeper.apiserver.request import Target
 
 VALIDATION_MODES = ("Strict", "Warn", "Ignore")
@@ -129,6 +130,8 @@ def admit_object(
     admission rules, which judge what users declare, not what controllers observe.
     """
     new, warnings = _decode(info, obj, validation)
+    if subresource == "finalize":
+        _finalizer_names(new.to_dict(), info)
     if subresource is not None:
         return new.to_dict(), warnings
     previous = None
@@ -139,6 +142,15 @@ def admit_object(
             previous = None  # stored before a schema change: validate the new object alone
     admitted = admit(new, previous, operation=operation, now=now)
     return admitted.to_dict(), warnings
+
+
+def _finalizer_names(namespace: dict[str, Any], info: ResourceInfo) -> None:
+    """A Namespace's ``spec.finalizers`` are qualified names (what ``/finalize`` writes)."""
+    errs = FieldErrors()
+    for index, name in enumerate((namespace.get("spec") or {}).get("finalizers") or ()):
+        errs.invalid_all(f"spec.finalizers[{index}]", name, qualified_name(str(name)))
+    errs.raise_if_any(kind=info.kind, name=str((namespace.get("metadata") or {}).get("name") or ""),
+                      group=info.group)
 
 
 __all__ = ["VALIDATION_MODES", "admit_object", "check_validation_mode", "shape"]
