@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
+from fleetkeeper import errors
 from fleetkeeper.api.admission import admit
 from fleetkeeper.api.builtin import Secret
 from fleetkeeper.api.core import Namespace
@@ -35,3 +38,23 @@ def test_a_new_namespace_is_active_and_an_update_keeps_what_it_says() -> None:
     assert created.status.phase == "Active"
     going = Namespace.from_dict({"metadata": {"name": "prod"}, "status": {"phase": "Terminating"}})
     assert admit(going, created, operation="UPDATE", now=NOW).status.phase == "Terminating"
+
+
+@pytest.mark.parametrize(("given", "kept"), [
+    (None, ["kubernetes"]),
+    (["example.com/hold"], ["example.com/hold", "kubernetes"]),
+    (["kubernetes", "example.com/hold"], ["kubernetes", "example.com/hold"]),
+], ids=["none: kubernetes", "others first, then kubernetes", "kubernetes already there"])
+def test_a_new_namespace_keeps_its_finalizers_and_gets_kubernetes_s(given: list[str] | None,
+                                                                     kept: list[str]) -> None:
+    body = {"metadata": {"name": "prod"}, "spec": {"finalizers": given}, "status": {"phase": "Terminating"}}
+    created = admit(Namespace.from_dict(body), None, operation="CREATE", now=NOW)
+    assert created.spec.finalizers == kept
+    assert created.status.phase == "Active", "a namespace is created Active, whatever it says"
+
+
+def test_a_new_namespace_s_finalizers_are_qualified_names() -> None:
+    body = {"metadata": {"name": "prod"}, "spec": {"finalizers": ["ok.example/x", "not ok!"]}}
+    with pytest.raises(errors.Invalid) as refused:
+        admit(Namespace.from_dict(body), None, operation="CREATE", now=NOW)
+    assert [cause.field for cause in refused.value.causes] == ["spec.finalizers[1]"]

@@ -177,12 +177,16 @@ def _secret(obj: Unstructured, old: Unstructured | None, creating: bool, now: da
 
 def _namespace(obj: Namespace, old: Namespace | None, creating: bool, now: datetime,
                errs: FieldErrors) -> None:
-    """A new Namespace is ``Active`` and held by the ``kubernetes`` finalizer until it is
-    emptied, as Kubernetes creates it."""
+    """A new Namespace is ``Active`` and held by the ``kubernetes`` finalizer (after any
+    finalizers it was created with) until it is emptied, as Kubernetes creates it."""
     if creating:
-        obj.spec.finalizers = [constants.NAMESPACE_FINALIZER]
-        if obj.status.phase is None:
-            obj.status.phase = "Active"
+        given = list(obj.spec.finalizers or ())
+        for index, name in enumerate(given):
+            errs.invalid_all(f"spec.finalizers[{index}]", name, validation.qualified_name(name))
+        if constants.NAMESPACE_FINALIZER not in given:
+            given.append(constants.NAMESPACE_FINALIZER)
+        obj.spec.finalizers = given
+        obj.status.phase = "Active"
 
 
 def _rebalancer(obj: WorkloadRebalancer, old: WorkloadRebalancer | None, creating: bool, now: datetime,
