@@ -6,6 +6,7 @@ from typing import Any
 
 from fleetkeeper.api import constants
 from fleetkeeper.api.builtin import ClusterRole, Deployment
+from fleetkeeper.api.core import Event
 from fleetkeeper.api.policy import ClusterPropagationPolicy, PropagationPolicy
 from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding, Work
 from fleetkeeper.clock import VirtualClock
@@ -145,5 +146,45 @@ def test_a_cluster_propagation_policy_propagates_a_cluster_scoped_template() -> 
             ident = crb.labels()[constants.CRB_PERMANENT_ID_LABEL]
             assert work.labels().get(constants.CRB_PERMANENT_ID_LABEL) == ident
             assert work.annotations()[constants.CRB_NAME_ANNOTATION] == "reader-clusterrole"
+
+    run(main)
+
+
+def _events(world: World, reason: str) -> Any:
+    async def check() -> list[Event] | None:
+        found = [e for e in (await world.client.list(Event)).items if e.reason == reason]
+        return found or None
+    return check
+
+
+def test_schedule_priority_comes_from_the_kubernetes_priority_class_the_policy_names() -> None:
+    async def main(clock: VirtualClock) -> None:
+        async with running(clock, "member1") as world:
+            await world.apply(propagation_policy(
+                "nginx", "member1",
+                schedulePriority={"priorityClassSource": "KubePriorityClass",
+                                  "priorityClassName": "critical"}))
+            await world.apply(deployment())
+            failed = await world.wait_for(_events(world, constants.EVENT_APPLY_POLICY_FAILED), within=10)
+            assert failed[0].involved_object.kind == "Deployment" and failed[0].type == "Warning"
+            assert failed[0].message == ('Apply policy(default/nginx-propagation) failed: '
+                                         'priorityclasses.scheduling.k8s.io "critical" not found')
+            assert await binding(world) is None, "held back until the PriorityClass exists"
+            await world.apply({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                               "metadata": {"name": "critical"}, "value": 100000})
+            made = await world.wait_for(lambda: binding(world), within=10)
+            assert made.spec.schedule_priority is not None and made.spec.schedule_priority.priority == 100000
+            told = await world.wait_for(_events(world, constants.EVENT_APPLY_POLICY_SUCCEED))
+            assert [e.message for e in told] == ["Apply policy(default/nginx-propagation) succeed"]
+            # the policy drops its schedulePriority: so does the binding
+            policy = await world.client.get(PropagationPolicy, "nginx-propagation", "default")
+            policy.spec.schedule_priority = None
+            await world.client.update(policy)
+
+            async def dropped() -> bool:
+                current = await binding(world)
+                return current is not None and current.spec.schedule_priority is None
+
+            await world.wait_for(dropped, within=10)
 
     run(main)

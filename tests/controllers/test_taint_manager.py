@@ -11,7 +11,7 @@ from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.core import Taint
 from fleetkeeper.api.meta import Condition
-from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding
+from fleetkeeper.api.work import BindingSchedulePriority, ClusterResourceBinding, ResourceBinding
 from fleetkeeper.clock import VirtualClock
 from fleetkeeper.cmd.app import ControlPlane
 from fleetkeeper.controllers import taint_manager
@@ -320,5 +320,26 @@ def test_the_bindings_on_a_cluster_come_in_key_order_and_one_removed_meanwhile_i
         await world.client.delete(ResourceBinding, "b-web", "default")  # while the walk is under way
         await world.settle()
         assert [b.name for b in walk] == ["c-web", "ops"]
+
+    run(body)
+
+
+def test_the_evictions_of_a_failed_cluster_go_highest_schedule_priority_first() -> None:
+    priorities = {"a": 0, "b": 50, "c": None, "d": 1000, "e": -3, "f": 50}
+
+    async def body(world: World) -> None:
+        for name, priority in priorities.items():
+            made = binding(name, {"member1": 1})
+            if priority is not None:
+                made.spec.schedule_priority = BindingSchedulePriority(priority=priority)
+            await world.client.create(made)
+        world.start([taint_manager.setup])
+        await world.until(10)
+        await fail(world, "member1")
+        await world.settle()
+        evicted = [await rb(world, name) for name in priorities]
+        assert all(targets(b) == {} for b in evicted)
+        evicted.sort(key=lambda b: int(b.metadata.resource_version or 0))
+        assert [b.name for b in evicted] == ["d", "b", "f", "a", "c", "e"]
 
     run(body)

@@ -258,3 +258,44 @@ def test_any_sequence_of_adds_takes_and_dones_keeps_the_queue_stingy(sequence: l
         assert dirty == set()
 
     run_virtual(main)
+
+
+PRIORITIES = {"low": -5, "zero": 0, "zero2": 0, "high": 100, "mid": 10}
+
+
+def test_a_queue_with_priorities_hands_out_the_highest_first_and_fifo_among_equals() -> None:
+    async def main(clock: VirtualClock) -> list[str]:
+        queue: Workqueue[str] = Workqueue(clock=clock, priority=PRIORITIES.__getitem__)
+        for key in ["zero", "low", "high", "zero2", "mid", "high", "zero"]:
+            queue.add(key)
+        assert len(queue) == 5, "adds still coalesce"
+        return await drain(queue)
+
+    assert run_virtual(main) == ["high", "mid", "zero", "zero2", "low"]
+
+
+def test_delayed_and_requeued_keys_keep_their_priority() -> None:
+    async def main(clock: VirtualClock) -> list[str]:
+        queue: Workqueue[str] = Workqueue(clock=clock, priority=PRIORITIES.__getitem__)
+        queue.add("low")
+        queue.add_after("high", 5.0)
+        queue.add("zero")
+        taken = await queue.get()
+        queue.add(taken)  # changed while processing: back in line when done, by its priority
+        queue.done(taken)
+        await clock.sleep(5.0)
+        return [taken, *await drain(queue)]
+
+    assert run_virtual(main) == ["zero", "high", "zero", "low"]
+
+
+@given(st.lists(st.sampled_from(sorted(PRIORITIES)), max_size=30))
+def test_priority_order_is_stable_for_any_adds(keys: list[str]) -> None:
+    async def main(clock: VirtualClock) -> list[str]:
+        queue: Workqueue[str] = Workqueue(clock=clock, priority=PRIORITIES.__getitem__)
+        for key in keys:
+            queue.add(key)
+        return await drain(queue)
+
+    firsts = list(dict.fromkeys(keys))
+    assert run_virtual(main) == sorted(firsts, key=lambda k: -PRIORITIES[k])

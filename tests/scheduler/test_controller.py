@@ -91,12 +91,17 @@ def rb_body(policy: dict[str, Any], *, replicas: int, name: str = "nginx", label
 
 
 @asynccontextmanager
-async def running(clock: VirtualClock, *clusters: Cluster) -> AsyncIterator[World]:
+async def running(clock: VirtualClock, *clusters: Cluster,
+                  before_start: Callable[[LocalClient], Awaitable[None]] | None = None,
+                  ) -> AsyncIterator[World]:
+    """The scheduler over ``clusters`` (``before_start`` writes what waits when it starts)."""
     store = open_store("memory://", clock=clock)
     client = LocalClient(store, admission=admit, clock=clock)
     for c in clusters:
         created = await client.create(c.model_copy(update={"status": type(c.status)()}))
         await client.update_status(created.model_copy(update={"status": c.status}))
+    if before_start is not None:
+        await before_start(client)
     informers = InformerFactory(client, clock=clock)
     controller = new_controller(client, informers, clock=clock)
     tasks = [asyncio.create_task(informers.run())]
@@ -434,5 +439,25 @@ def test_a_stale_cached_binding_is_never_written_over_a_newer_one() -> None:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
             await store.close()
+
+    run(main)
+
+
+def test_bindings_waiting_together_are_scheduled_highest_schedule_priority_first() -> None:
+    priorities = {"a": 3, "b": -1, "c": 10, "d": 0, "e": 10, "f": 7, "g": 0, "h": 5, "i": None}
+
+    async def waiting(client: LocalClient) -> None:  # all there before the scheduler starts
+        for name, priority in priorities.items():
+            extra = {} if priority is None else {"schedulePriority": {"priority": priority}}
+            await client.create(rb_body({"replicaScheduling": DUPLICATED}, replicas=1, name=name, **extra))
+
+    async def main(clock: VirtualClock) -> None:
+        async with running(clock, cluster("member1"), before_start=waiting) as world:
+            listed = (await world.client.list(ResourceBinding, "default")).items
+        scheduled = [rb for rb in listed if rb.spec.clusters]
+        assert len(scheduled) == len(priorities)
+        scheduled.sort(key=lambda rb: int(rb.metadata.resource_version or 0))
+        assert [rb.spec.resource.name for rb in scheduled] == ["c", "e", "f", "h", "a", "d", "g", "i", "b"], (
+            "higher first, then in the order they came")
 
     run(main)

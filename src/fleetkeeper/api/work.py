@@ -153,6 +153,10 @@ class ResourceBindingSpec(Model):
     workload_affinity_groups: WorkloadAffinityGroups | None = None
     eviction_history: list[EvictionRecord] | None = None
 
+    def schedule_priority_value(self) -> int:
+        """The scheduling priority (0 without ``schedulePriority``), as Karmada reads it."""
+        return self.schedule_priority.priority if self.schedule_priority is not None else 0
+
 
 class AggregatedStatusItem(Model):
     cluster_name: str

@@ -36,11 +36,22 @@ of an OverridePolicy that its policy's ``dependentOverrides`` wait for.
    the template changing in nothing but status, system metadata and Karmada's labels
    and annotations) records the claim and stops there: the binding follows the policy
    at the template's next real change, as in Karmada.
+6. a policy's ``schedulePriority`` (``KubePriorityClass``) puts the named PriorityClass's
+   value into the binding's ``spec.schedulePriority.priority``, which orders the
+   scheduler's queue (and the taint manager's evictions): higher first. A PriorityClass
+   that does not exist holds the binding back — ``ApplyPolicyFailed`` on the template,
+   another look every :data:`PRIORITY_CLASS_RETRY` seconds — as Karmada's detector
+   fails. A change of the PriorityClass's value reaches a binding at its template's next
+   reconcile, as in Karmada.
+
+``ApplyPolicySucceed`` is recorded on the template when its binding is created or changed
+(Karmada records it at every look; fleetkeeper's recorder does not fold repeats).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterable
 
 import structlog
@@ -50,6 +61,7 @@ from fleetkeeper.api import constants
 from fleetkeeper.api.meta import Resource
 from fleetkeeper.api.override import OverridePolicy
 from fleetkeeper.api.policy import ClusterPropagationPolicy, PropagationPolicy
+from fleetkeeper.api.scheme import SCHEME
 from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding
 from fleetkeeper.controllers import detector_rules as rules
 from fleetkeeper.controllers.bindings import Binding
@@ -75,6 +87,9 @@ _log = structlog.get_logger("fleetkeeper.detector")
 NOT_SYNCED_RETRY = 1.0
 #: how often a template whose policy waits for its dependent overrides is looked at again
 DEPENDENT_OVERRIDES_RETRY = 5.0
+#: how often a template whose policy names a PriorityClass that does not exist is looked at again
+PRIORITY_CLASS_RETRY = 5.0
+PRIORITY_CLASS = SCHEME.model_for("scheduling.k8s.io/v1", "PriorityClass")
 
 
 def template_changed(old: Resource | None, new: Resource | None) -> bool:
@@ -115,6 +130,8 @@ class Detector:
         self._rbs: Informer[ResourceBinding] = informers.informer_for(ResourceBinding)
         self._crbs: Informer[ClusterResourceBinding] = informers.informer_for(ClusterResourceBinding)
         self._ops: Informer[OverridePolicy] = informers.informer_for(OverridePolicy)
+        self._priority_classes: Informer[Resource] = informers.informer_for(PRIORITY_CLASS)
+        self._recorder = ctx.recorder(CONTROLLER_NAME)
         #: templates with a change not of Karmada's own making still to be reconciled → how many
         #: such changes came (a Lazy policy refreshes a binding only for these)
         self._user_wakes: dict[Request, int] = {}
@@ -238,8 +255,31 @@ class Detector:
             return Result()  # Lazy: the binding follows the policy at the template's next change
         if binding is not None and binding.metadata.deletion_timestamp is not None:
             return Result()  # the binding's removal wakes this template again
-        await self._ensure_binding(template, policy, binding)
+        try:
+            priority = self._priority(policy)
+        except errors.NotFound as exc:
+            _log.info("policy names a PriorityClass that does not exist", template=str(ref),
+                      policy=policy.key, error=str(exc))
+            await self._recorder.event(template, "Warning", constants.EVENT_APPLY_POLICY_FAILED,
+                                       f"Apply {rules.policy_title(policy)} failed: {exc}")
+            return Result(requeue_after=PRIORITY_CLASS_RETRY)
+        await self._ensure_binding(template, policy, binding, priority)
         return Result()
+
+    def _priority(self, policy: rules.Policy) -> int | None:
+        """The scheduling priority ``policy`` gives its templates: the value of the Kubernetes
+        PriorityClass its ``schedulePriority`` names (None without one; NotFound when that
+        PriorityClass does not exist), as Karmada resolves it."""
+        wanted = policy.spec.schedule_priority
+        if wanted is None:
+            return None
+        found = self._priority_classes.get(wanted.priority_class_name)
+        if found is None:
+            name = wanted.priority_class_name
+            raise errors.NotFound(f'priorityclasses.scheduling.k8s.io "{name}" not found',
+                                  kind="priorityclasses", name=name, group="scheduling.k8s.io")
+        value = found.model_extra.get("value") if found.model_extra else None
+        return int(value) if isinstance(value, int | float) else 0
 
     def _missing_overrides(self, policy: rules.Policy) -> list[str]:
         """The dependent overrides of a PropagationPolicy not in its namespace (yet)."""
@@ -262,15 +302,17 @@ class Detector:
         return rules.Workload(replicas, requirements)
 
     async def _ensure_binding(self, template: Resource, policy: rules.Policy,
-                              cached: Binding | None) -> None:
-        workload = self._workload(template)
+                              cached: Binding | None, priority: int | None) -> None:
+        workload = dataclasses.replace(self._workload(template), priority=priority)
         client = self._ctx.client
         binding: Binding
+        succeed = f"Apply {rules.policy_title(policy)} succeed"
         if cached is not None:
             binding = cached
         else:
             try:
                 await client.create(rules.desired_binding(template, policy, workload, None))
+                await self._recorder.event(template, "Normal", constants.EVENT_APPLY_POLICY_SUCCEED, succeed)
                 return
             except errors.AlreadyExists:
                 name = rules.binding_name_of(template)
@@ -283,7 +325,8 @@ class Detector:
             desired = rules.desired_binding(template, policy, workload, current)
             return desired if rules.binding_differs(current, desired) else None
 
-        await write(client, binding, change)
+        if await write(client, binding, change) is not None:  # told when the binding changes, as
+            await self._recorder.event(template, "Normal", constants.EVENT_APPLY_POLICY_SUCCEED, succeed)
 
     async def _claim(self, template: Resource, policy: rules.Policy | None) -> None:
         def change(current: Resource) -> Resource | None:

@@ -39,6 +39,7 @@ from fleetkeeper.api.matching import ImplicitPriority, resource_selectors_priori
 from fleetkeeper.api.meta import ObjectMeta, OwnerReference, Resource
 from fleetkeeper.api.policy import ClusterPropagationPolicy, PropagationPolicy, Suspension
 from fleetkeeper.api.work import (
+    BindingSchedulePriority,
     BindingSuspension,
     ClusterResourceBinding,
     ObjectReference,
@@ -209,7 +210,7 @@ def with_claim(labels: Mapping[str, str], annotations: Mapping[str, str],
 #: the binding spec fields the detector writes (spec §4.17)
 DETECTOR_FIELDS = ("resource", "propagate_deps", "replica_requirements", "replicas", "scheduler_name",
                    "placement", "failover", "conflict_resolution", "preserve_resources_on_deletion",
-                   "suspension")
+                   "suspension", "schedule_priority")
 
 
 def merge_suspension(policy: Suspension | None,
@@ -225,10 +226,19 @@ def merge_suspension(policy: Suspension | None,
 
 @dataclass(frozen=True, slots=True)
 class Workload:
-    """What the interpreter said about a template (GetReplicas)."""
+    """What the interpreter said about a template (GetReplicas), and the scheduling priority
+    its policy gives it (the value of the policy's PriorityClass; None: no schedulePriority)."""
 
     replicas: int = 0
     requirements: dict[str, Any] | None = None
+    priority: int | None = None
+
+
+def policy_title(policy: Policy) -> str:
+    """How Karmada's events name a policy: ``policy(NAMESPACE/NAME)`` or ``cluster policy(NAME)``."""
+    if isinstance(policy, PropagationPolicy):
+        return f"policy({policy.namespace}/{policy.name})"
+    return f"cluster policy({policy.name})"
 
 
 def binding_name_of(template: Resource) -> str:
@@ -251,6 +261,8 @@ def desired_spec(template: Resource, policy: Policy, workload: Workload,
         "conflict_resolution": spec.conflict_resolution,
         "preserve_resources_on_deletion": spec.preserve_resources_on_deletion,
         "suspension": merge_suspension(spec.suspension, current.suspension if current else None),
+        "schedule_priority": (BindingSchedulePriority(priority=workload.priority)
+                              if workload.priority is not None else None),
     }
     if current is None:
         return ResourceBindingSpec(**owned)
@@ -330,6 +342,7 @@ __all__ = [
     "merge_suspension",
     "owner_reference",
     "policy_id",
+    "policy_title",
     "skipped_namespace",
     "stands_for",
     "with_claim",

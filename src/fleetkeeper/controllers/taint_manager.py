@@ -200,6 +200,12 @@ class TaintManager:
         return Result()
 
     # ---------------------------------------------------------------- eviction
+    def priority_of(self, request: Request) -> int:
+        """A binding's ``schedulePriority``: the evictions of a failed cluster go highest first,
+        so the scheduler — which orders its queue the same way — moves them first."""
+        binding = self.binding(request)
+        return binding.spec.schedule_priority_value() if binding is not None else 0
+
     async def evict(self, request: Request) -> Result:
         """Evict one binding from every cluster it must leave now."""
         binding = self.binding(request)
@@ -325,7 +331,8 @@ def setup(mgr: Manager, ctx: Context) -> None:
     manager = TaintManager(ctx, clusters, rbs, crbs)
     paced = ctx.options.resource_eviction_rate > 0
     manager.evictions = mgr.controller(f"{NAME}-eviction", FuncReconciler(manager.evict),
-                                       workers=PACED_WORKERS if paced else WORKERS, critical=True)
+                                       workers=PACED_WORKERS if paced else WORKERS, critical=True,
+                                       priority=manager.priority_of)
     manager.fanout = mgr.controller(NAME, FuncReconciler(manager.fan_out),
                                     workers=ctx.options.concurrent_syncs, critical=True)
     clusters.add_handler(_ClusterEvents(manager))

@@ -40,7 +40,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Protocol, TypeVar
 
@@ -115,6 +115,7 @@ class Controller:
         critical: bool = False,
         dispatch: bool = False,
         wait_turn: bool = True,
+        priority: Callable[[Request], int] | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
@@ -123,7 +124,9 @@ class Controller:
         self.needs_leader_election = leader_elected
         self._reconciler = reconciler
         self._clock = clock
-        self._queue: Workqueue[Request] = Workqueue(clock=clock, rate_limiter=rate_limiter, name=name)
+        #: ``priority``: ready keys come out highest priority first (see the workqueue)
+        self._queue: Workqueue[Request] = Workqueue(clock=clock, rate_limiter=rate_limiter, name=name,
+                                                    priority=priority)
         base: FilteringBoundLogger = logger if logger is not None else structlog.get_logger("fleetkeeper")
         self._log = base.bind(controller=name)
         self._metrics: Metrics = metrics if metrics is not None else PrometheusMetrics()

@@ -25,6 +25,7 @@ half-working process behind.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from structlog.typing import FilteringBoundLogger
@@ -35,7 +36,7 @@ from fleetkeeper.runtime.controller import Controller
 from fleetkeeper.runtime.informer import ListWatcher
 from fleetkeeper.runtime.leaderelection import LeaderElector
 from fleetkeeper.runtime.ratelimit import RateLimiter
-from fleetkeeper.runtime.reconcile import Reconciler
+from fleetkeeper.runtime.reconcile import Reconciler, Request
 from fleetkeeper.runtime.turns import Turns
 
 
@@ -103,13 +104,15 @@ class Manager:
         critical: bool = False,
         dispatch: bool = False,
         wait_turn: bool = True,
+        priority: Callable[[Request], int] | None = None,
     ) -> Controller:
         """Make a controller on the manager's clock and logger, and add it (``critical``,
-        ``dispatch`` and ``wait_turn``: see :mod:`~fleetkeeper.runtime.turns`)."""
+        ``dispatch`` and ``wait_turn``: see :mod:`~fleetkeeper.runtime.turns`; ``priority``:
+        its ready keys come out highest priority first)."""
         controller = Controller(
             name, reconciler, workers=workers, clock=self.clock, rate_limiter=rate_limiter,
             logger=self._logger, leader_elected=leader_elected, critical=critical, dispatch=dispatch,
-            wait_turn=wait_turn,
+            wait_turn=wait_turn, priority=priority,
         )
         self.add(controller)
         return controller

@@ -20,7 +20,10 @@ Event handlers add keys; workers take them, reconcile, and say ``done``. The que
   :mod:`~fleetkeeper.runtime.ratelimit` limiter picks; ``forget(key)`` resets it.
 
 Ready keys come out in FIFO order of their (effective) adds, and waiting workers are
-served in the order they asked, so a run on virtual time is exactly repeatable.
+served in the order they asked, so a run on virtual time is exactly repeatable. A queue
+made with a ``priority`` function hands out the ready key of highest priority first
+(FIFO among equals), as Karmada's scheduling queue orders bindings by their
+``schedulePriority``; a key's priority is read when it becomes ready.
 
 ``shutdown()`` refuses further adds and drops parked keys; ``get()`` still hands out
 what is already ready, then raises :class:`ShutDown`. Everything here runs on one
@@ -33,7 +36,7 @@ import asyncio
 import heapq
 import itertools
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 from fleetkeeper.clock import Clock, call_at_monotonic
@@ -46,14 +49,33 @@ class ShutDown(Exception):
     """The queue was shut down and holds nothing more to hand out."""
 
 
+class _ByPriority(Generic[K]):
+    """Ready keys, highest priority first and FIFO among equals (``deque``'s methods the queue uses)."""
+
+    def __init__(self, priority: Callable[[K], int]) -> None:
+        self._priority = priority
+        self._heap: list[tuple[int, int, K]] = []
+        self._seq = itertools.count()
+
+    def append(self, key: K) -> None:
+        heapq.heappush(self._heap, (-self._priority(key), next(self._seq), key))
+
+    def popleft(self) -> K:
+        return heapq.heappop(self._heap)[2]
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+
 class Workqueue(Generic[K]):
     """A deduplicating, delaying, rate-limiting queue of keys (see the module notes)."""
 
-    def __init__(self, *, clock: Clock, rate_limiter: RateLimiter | None = None, name: str = "") -> None:
+    def __init__(self, *, clock: Clock, rate_limiter: RateLimiter | None = None, name: str = "",
+                 priority: Callable[[K], int] | None = None) -> None:
         self.name = name
         self._clock = clock
         self._limiter = rate_limiter if rate_limiter is not None else default_rate_limiter(clock)
-        self._ready: deque[K] = deque()
+        self._ready: deque[K] | _ByPriority[K] = deque() if priority is None else _ByPriority(priority)
         self._dirty: set[K] = set()
         self._processing: set[K] = set()
         self._getters: deque[asyncio.Future[None]] = deque()

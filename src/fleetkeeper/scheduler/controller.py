@@ -150,6 +150,12 @@ class SchedulingReconciler:
         rbs, crbs = self._bindings
         return rbs.get(str(request)) if request.namespace else crbs.get(request.name)
 
+    def priority_of(self, request: Request) -> int:
+        """The binding's ``schedulePriority`` (0 when it has none or is not cached): the
+        queue hands out higher priorities first, as Karmada's scheduling queue does."""
+        binding = self._cached(request) if self._bindings is not None else None
+        return binding.spec.schedule_priority_value() if binding is not None else 0
+
     async def _read(self, request: Request) -> Binding | None:
         """The binding as the shared cache has it, None when gone (Karmada's scheduler reads
         its lister too: the cache holds at least the version whose event queued the
@@ -408,7 +414,7 @@ def new_controller(client: Client, informers: InformerFactory, *, clock: Clock,
     reconciler = SchedulingReconciler(client, clusters, clock=clock, scheduler=scheduler,
                                       scheduler_name=scheduler_name, logger=logger, bindings=(rbs, crbs))
     controller = Controller(CONTROLLER_NAME, reconciler, clock=clock, workers=workers, logger=logger,
-                            critical=True)
+                            critical=True, priority=reconciler.priority_of)
     controller.watch(rbs, predicate=reconciler.binding_changed)
     controller.watch(crbs, predicate=reconciler.binding_changed)
     rbs.add_indexer(fanout.BY_CLUSTER, fanout.index_values)
