@@ -265,6 +265,7 @@ metadata: {name: web-deployment, namespace: default}
 spec:
   resource: {apiVersion: apps/v1, kind: Deployment, namespace: default, name: web}
   replicas: 3
+  schedulePriority: {priority: 100000}
   clusters: [{name: m3, replicas: 3}]
   placement:
     clusterAffinity: {clusterNames: [m1, m3]}
@@ -308,6 +309,7 @@ def test_describe_binding_explains_placement_health_and_the_timeline_in_order(cl
     out = cli.ok("describe", "binding", "default/web-deployment")
     assert "Resource:" in out and "apps/v1 Deployment default/web" in out
     assert "m3:3" in out and "Health:" in out and "Healthy" in out
+    assert "Priority:" in out and "100000 (schedulePriority" in out
     tasks = out.split("Eviction tasks:")[1]
     assert "m1" in tasks and "TaintUntolerated" in tasks and "TaintManager" in tasks
     timeline = out.split("Failover timeline (oldest first):")[1].splitlines()

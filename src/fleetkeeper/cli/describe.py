@@ -140,6 +140,8 @@ async def describe_binding(client: RestClient, model: type[Binding], name: str, 
         ("Resource", f"{ref.get('apiVersion')} {ref.get('kind')} "
                      f"{str(ref['namespace']) + '/' if ref.get('namespace') else ''}{ref.get('name')}"),
         ("Replicas", text(dig(obj, "spec", "replicas"))),
+        *([("Priority", f"{binding.spec.schedule_priority_value()} (schedulePriority: scheduled and "
+                        "evicted before lower ones)")] if binding.spec.schedule_priority is not None else []),
         ("Placement", _placement(obj)),
         ("Scheduled", f"{scheduled(obj)} (last scheduled "
                       f"{t.age(dig(obj, 'status', 'lastScheduledTime'), now)} ago)"),
