@@ -49,6 +49,8 @@ MANAGED_BY_KARMADA_LABEL: Final = "karmada.io/managed"
 MANAGED_BY_KARMADA_LABEL_VALUE: Final = "true"
 KARMADA_SYSTEM_LABEL: Final = "karmada.io/system"
 KARMADA_SYSTEM_LABEL_VALUE: Final = "true"
+#: the label selector of Karmada's system namespaces (the execution namespaces among them)
+KARMADA_SYSTEM_SELECTOR: Final = f"{KARMADA_SYSTEM_LABEL}={KARMADA_SYSTEM_LABEL_VALUE}"
 BINDING_MANAGED_BY_LABEL: Final = "binding.karmada.io/managed-by"
 DEPENDED_BY_LABEL_PREFIX: Final = "resourcebinding.karmada.io/depended-by-"
 DELETION_PROTECTION_LABEL: Final = "resourcetemplate.karmada.io/deletion-protected"
@@ -264,6 +266,11 @@ def is_reserved_namespace(namespace: str) -> bool:
 def execution_namespace(cluster: str) -> str:
     """The namespace holding the Works of one member cluster (``karmada-es-<cluster>``)."""
     return EXECUTION_SPACE_PREFIX + cluster
+
+
+def cluster_of_space(namespace: str) -> str | None:
+    """The cluster an execution namespace belongs to; None for any other namespace."""
+    return namespace[len(EXECUTION_SPACE_PREFIX):] if namespace.startswith(EXECUTION_SPACE_PREFIX) else None
 
 
 def cluster_of_execution_namespace(namespace: str) -> str:

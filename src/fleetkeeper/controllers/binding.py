@@ -54,7 +54,7 @@ from fleetkeeper.controllers.templates import Kind, NotSynced, TemplateCache, Te
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Operation
 from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.handler import EnqueueMapped
+from fleetkeeper.runtime.handler import EnqueueMapped, deleted, generation_changed
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
@@ -64,8 +64,6 @@ CONTROLLER_NAME = "binding-controller"
 NOT_SYNCED_RETRY = 1.0
 #: index of the OverridePolicy cache: namespace → policies
 OVERRIDES_BY_NAMESPACE = "binding-controller/namespace"
-#: the execution namespaces carry this label (the cluster controller watches the same set)
-SYSTEM_SELECTOR = f"{constants.KARMADA_SYSTEM_LABEL}={constants.KARMADA_SYSTEM_LABEL_VALUE}"
 
 
 def binding_changed(old: b.Binding | None, new: b.Binding | None) -> bool:
@@ -94,19 +92,11 @@ def binding_of_template(obj: Resource) -> list[Request]:
     return [Request(obj.metadata.namespace or "", constants.binding_name(obj.kind, obj.name))]
 
 
-def _spec_changed(old: Resource | None, new: Resource | None) -> bool:
-    return old is None or new is None or old.metadata.generation != new.metadata.generation
-
-
 def _identity(binding: b.Binding) -> dict[str, Any]:
     """The template a binding stands for, as far as its resource reference tells."""
     resource = binding.spec.resource
     return {"apiVersion": resource.api_version, "kind": resource.kind,
             "metadata": {"namespace": resource.namespace or "", "name": resource.name}}
-
-
-def _gone(old: Namespace | None, new: Namespace | None) -> bool:
-    return new is None
 
 
 def _binding_of_work(work: Work) -> list[Request]:
@@ -136,7 +126,8 @@ class BindingController:
         self._ops: Informer[OverridePolicy] = informers.informer_for(OverridePolicy)
         self._ops.add_indexer(OVERRIDES_BY_NAMESPACE, lambda policy: [policy.namespace])
         self._cops: Informer[ClusterOverridePolicy] = informers.informer_for(ClusterOverridePolicy)
-        self._spaces: Informer[Namespace] = informers.informer_for(Namespace, label_selector=SYSTEM_SELECTOR)
+        self._spaces: Informer[Namespace] = informers.informer_for(
+            Namespace, label_selector=constants.KARMADA_SYSTEM_SELECTOR)  # execution namespaces
         self._handler_target: Any = None
         self.templates = TemplateCache(informers, self._template_handler)
         #: Work key → resourceVersion of this controller's last update of it, until its event
@@ -151,15 +142,15 @@ class BindingController:
         controller.watch(self._rbs, predicate=binding_changed)
         controller.watch(self._crbs, predicate=binding_changed)
         controller.watch(self._works, _binding_of_work, predicate=self._work_changed)
-        controller.watch(self._ops, self._selected_bindings, predicate=_spec_changed)
-        controller.watch(self._cops, self._selected_bindings, predicate=_spec_changed)
-        controller.watch(self._spaces, self._bindings_on_space, predicate=_gone)
+        controller.watch(self._ops, self._selected_bindings, predicate=generation_changed)
+        controller.watch(self._cops, self._selected_bindings, predicate=generation_changed)
+        controller.watch(self._spaces, self._bindings_on_space, predicate=deleted)
 
     def _bindings_on_space(self, space: Namespace) -> list[Request]:
         """The bindings that schedule onto the cluster of execution namespace ``space``."""
-        if not space.name.startswith(constants.EXECUTION_SPACE_PREFIX):
+        cluster = constants.cluster_of_space(space.name)
+        if cluster is None:
             return []
-        cluster = constants.cluster_of_execution_namespace(space.name)
         found: list[b.Binding] = [*self._rbs.list(), *self._crbs.list()]
         return [b.request_of(binding) for binding in found
                 if any(target.name == cluster for target in binding.spec.clusters or ())]
@@ -181,10 +172,8 @@ class BindingController:
         out: list[Request] = []
         for binding in found:
             if selectors:
-                resource = binding.spec.resource
                 try:
-                    template = self.templates.get(TemplateRef(resource.api_version, resource.kind,
-                                                              resource.namespace or "", resource.name))
+                    template = self.templates.get(TemplateRef.of_binding(binding))
                 except NotSynced:
                     template = None
                 if template is not None:
@@ -222,9 +211,8 @@ class BindingController:
         if rules.works_in(works, rules.directly_clusters(spec)):
             return Result(requeue_after=rules.DIRECTLY_REQUEUE_SECONDS)
         resource = spec.resource
-        ref = TemplateRef(resource.api_version, resource.kind, resource.namespace or "", resource.name)
         try:
-            template = self.templates.get(ref)
+            template = self.templates.get(TemplateRef.of_binding(binding))
         except NotSynced:
             return Result(requeue_after=NOT_SYNCED_RETRY)
         if template is None:

@@ -112,8 +112,7 @@ class BindingStatus:
         if binding is None or binding.metadata.deletion_timestamp is not None:
             self._aggregated.pop(str(request), None)
             return Result()
-        resource = binding.spec.resource
-        ref = TemplateRef(resource.api_version, resource.kind, resource.namespace or "", resource.name)
+        ref = TemplateRef.of_binding(binding)
         items = rules.aggregated_status(b.works_of(self._works, binding), ref.api_version, ref.kind,
                                         ref.namespace, ref.name)
         await self._write_binding(binding, items)

@@ -37,6 +37,7 @@ from fleetkeeper.api.core import Namespace
 from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding, Work
 from fleetkeeper.controllers import cluster_rules as rules
 from fleetkeeper.runtime.context import Context
+from fleetkeeper.runtime.handler import deleted
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
@@ -49,8 +50,6 @@ WRITE_ATTEMPTS = 5
 #: heartbeat status writes: tries per cluster and the pause between them (Karmada: 5 × 20 ms)
 MONITOR_TRIES = 5
 MONITOR_RETRY_PAUSE = 0.02
-#: the execution namespaces carry this label; the controller watches only those
-SYSTEM_SELECTOR = f"{constants.KARMADA_SYSTEM_LABEL}={constants.KARMADA_SYSTEM_LABEL_VALUE}"
 
 _log = structlog.get_logger("fleetkeeper.cluster")
 
@@ -305,25 +304,20 @@ def setup(mgr: Manager, ctx: Context) -> None:
     if ctx.scope.is_agent:
         return
     clusters = mgr.informers.informer_for(Cluster)
-    namespaces = mgr.informers.informer_for(Namespace, label_selector=SYSTEM_SELECTOR)
+    # the execution namespaces carry the system label; the controller watches only those
+    namespaces = mgr.informers.informer_for(Namespace, label_selector=constants.KARMADA_SYSTEM_SELECTOR)
     leases = mgr.informers.informer_for(Lease, constants.LEASE_NAMESPACE)
     monitor = HeartbeatMonitor(ctx, clusters, leases)
     reconciler = ClusterReconciler(ctx, clusters, namespaces, monitor)
     controller = mgr.controller(NAME, reconciler, workers=ctx.options.concurrent_syncs, wait_turn=False)
     controller.watch(clusters)
-    controller.watch(namespaces, _cluster_of_space, predicate=_gone)
+    controller.watch(namespaces, _cluster_of_space, predicate=deleted)  # gone: make a new one
     mgr.add(monitor)
 
 
 def _cluster_of_space(namespace: Namespace) -> list[Request]:
-    if not namespace.name.startswith(constants.EXECUTION_SPACE_PREFIX):
-        return []
-    return [Request("", constants.cluster_of_execution_namespace(namespace.name))]
-
-
-def _gone(old: Namespace | None, new: Namespace | None) -> bool:
-    """An execution namespace left the store: its cluster (if it stays) needs a new one."""
-    return new is None
+    cluster = constants.cluster_of_space(namespace.name)
+    return [Request("", cluster)] if cluster else []
 
 
 __all__ = ["CLEANUP_RETRY", "NAME", "ClusterReconciler", "HeartbeatMonitor", "setup"]

@@ -112,10 +112,8 @@ class Distributor:
         if binding.metadata.deletion_timestamp is not None or not binding.spec.propagate_deps:
             await self._detach_all(binding)
             return Result()
-        resource = binding.spec.resource
         try:
-            template = self.templates.get(TemplateRef(resource.api_version, resource.kind,
-                                                      resource.namespace or "", resource.name))
+            template = self.templates.get(TemplateRef.of_binding(binding))
             if template is None:
                 return Result()
             try:

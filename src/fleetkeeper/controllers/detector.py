@@ -51,17 +51,16 @@ of an OverridePolicy that its policy's ``dependentOverrides`` wait for.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Iterable
 
 import structlog
 
 from fleetkeeper import errors
 from fleetkeeper.api import constants
-from fleetkeeper.api.meta import Resource
+from fleetkeeper.api.builtin import BUILTIN
+from fleetkeeper.api.meta import Resource, Unstructured
 from fleetkeeper.api.override import OverridePolicy
 from fleetkeeper.api.policy import ClusterPropagationPolicy, PropagationPolicy
-from fleetkeeper.api.scheme import SCHEME
 from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding
 from fleetkeeper.controllers import detector_rules as rules
 from fleetkeeper.controllers.bindings import Binding
@@ -89,7 +88,6 @@ NOT_SYNCED_RETRY = 1.0
 DEPENDENT_OVERRIDES_RETRY = 5.0
 #: how often a template whose policy names a PriorityClass that does not exist is looked at again
 PRIORITY_CLASS_RETRY = 5.0
-PRIORITY_CLASS = SCHEME.model_for("scheduling.k8s.io/v1", "PriorityClass")
 
 
 def template_changed(old: Resource | None, new: Resource | None) -> bool:
@@ -114,9 +112,7 @@ def binding_changed(old: Binding | None, new: Binding | None) -> bool:
 
 
 def _template_of_binding(binding: Binding) -> list[Request]:
-    resource = binding.spec.resource
-    return [template_request(TemplateRef(resource.api_version, resource.kind, resource.namespace or "",
-                                         resource.name))]
+    return [template_request(TemplateRef.of_binding(binding))]
 
 
 class Detector:
@@ -130,7 +126,7 @@ class Detector:
         self._rbs: Informer[ResourceBinding] = informers.informer_for(ResourceBinding)
         self._crbs: Informer[ClusterResourceBinding] = informers.informer_for(ClusterResourceBinding)
         self._ops: Informer[OverridePolicy] = informers.informer_for(OverridePolicy)
-        self._priority_classes: Informer[Resource] = informers.informer_for(PRIORITY_CLASS)
+        self._priority_classes: Informer[Unstructured] = informers.informer_for(BUILTIN["PriorityClass"])
         self._recorder = ctx.recorder(CONTROLLER_NAME)
         #: templates with a change not of Karmada's own making still to be reconciled → how many
         #: such changes came (a Lazy policy refreshes a binding only for these)
@@ -278,7 +274,7 @@ class Detector:
             name = wanted.priority_class_name
             raise errors.NotFound(f'priorityclasses.scheduling.k8s.io "{name}" not found',
                                   kind="priorityclasses", name=name, group="scheduling.k8s.io")
-        value = found.model_extra.get("value") if found.model_extra else None
+        value = found.field("value")
         return int(value) if isinstance(value, int | float) else 0
 
     def _missing_overrides(self, policy: rules.Policy) -> list[str]:
@@ -294,16 +290,16 @@ class Detector:
             return self._rbs.get(f"{ref.namespace}/{name}")
         return self._crbs.get(name)
 
-    def _workload(self, template: Resource) -> rules.Workload:
+    def _workload(self, template: Resource, priority: int | None) -> rules.Workload:
         interpreter = self._ctx.interpreter
         if not interpreter.hook_enabled(template.api_version, template.kind, Operation.INTERPRET_REPLICA):
-            return rules.Workload()
+            return rules.Workload(priority=priority)
         replicas, requirements = interpreter.get_replicas(template.to_dict())
-        return rules.Workload(replicas, requirements)
+        return rules.Workload(replicas, requirements, priority)
 
     async def _ensure_binding(self, template: Resource, policy: rules.Policy,
                               cached: Binding | None, priority: int | None) -> None:
-        workload = dataclasses.replace(self._workload(template), priority=priority)
+        workload = self._workload(template, priority)
         client = self._ctx.client
         binding: Binding
         succeed = f"Apply {rules.policy_title(policy)} succeed"

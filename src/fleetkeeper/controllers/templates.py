@@ -29,6 +29,7 @@ from typing import Any
 
 from fleetkeeper.api.meta import Resource
 from fleetkeeper.api.scheme import SCHEME
+from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding
 from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.handler import EventHandler
 from fleetkeeper.runtime.informer import Informer
@@ -55,6 +56,12 @@ class TemplateRef:
     @classmethod
     def of(cls, obj: Resource) -> TemplateRef:
         return cls(obj.api_version, obj.kind, obj.metadata.namespace or "", obj.name)
+
+    @classmethod
+    def of_binding(cls, binding: ResourceBinding | ClusterResourceBinding) -> TemplateRef:
+        """The template a binding stands for (its ``spec.resource``)."""
+        resource = binding.spec.resource
+        return cls(resource.api_version, resource.kind, resource.namespace or "", resource.name)
 
     def __str__(self) -> str:
         where = f"{self.namespace}/{self.name}" if self.namespace else self.name

@@ -120,6 +120,11 @@ class FuncHandler(Generic[T]):
         self._fn(obj, None)
 
 
+def deleted(old: Resource | None, new: Resource | None) -> bool:
+    """Predicate: deletes only."""
+    return new is None
+
+
 def generation_changed(old: Resource | None, new: Resource | None) -> bool:
     """Predicate: adds, deletes, and updates that changed ``metadata.generation`` (spec)."""
     if old is None or new is None:
@@ -129,5 +134,5 @@ def generation_changed(old: Resource | None, new: Resource | None) -> bool:
 
 __all__ = [
     "Delayed", "DelayedTarget", "EnqueueMapped", "Enqueuer", "EventHandler", "FuncHandler", "MapFunc",
-    "Predicate", "generation_changed",
+    "Predicate", "deleted", "generation_changed",
 ]
