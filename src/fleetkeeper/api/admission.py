@@ -19,7 +19,7 @@ belong to the callers that can see them, not here.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
@@ -175,14 +175,19 @@ def _secret(obj: Unstructured, old: Unstructured | None, creating: bool, now: da
         extra["type"] = "Opaque"
 
 
+def check_namespace_finalizers(finalizers: Iterable[str], errs: FieldErrors) -> None:
+    """Each of a Namespace's ``spec.finalizers`` is a qualified name (on create and ``/finalize``)."""
+    for index, name in enumerate(finalizers):
+        errs.invalid_all(f"spec.finalizers[{index}]", name, validation.qualified_name(str(name)))
+
+
 def _namespace(obj: Namespace, old: Namespace | None, creating: bool, now: datetime,
                errs: FieldErrors) -> None:
     """A new Namespace is ``Active`` and held by the ``kubernetes`` finalizer (after any
     finalizers it was created with) until it is emptied, as Kubernetes creates it."""
     if creating:
         given = list(obj.spec.finalizers or ())
-        for index, name in enumerate(given):
-            errs.invalid_all(f"spec.finalizers[{index}]", name, validation.qualified_name(name))
+        check_namespace_finalizers(given, errs)
         if constants.NAMESPACE_FINALIZER not in given:
             given.append(constants.NAMESPACE_FINALIZER)
         obj.spec.finalizers = given
@@ -217,4 +222,4 @@ _RULES: dict[type[Resource], _Rule] = {
     WorkloadRebalancer: _rebalancer,
 }
 
-__all__ = ["Operation", "admit", "reads_old"]
+__all__ = ["Operation", "admit", "check_namespace_finalizers", "reads_old"]

@@ -24,9 +24,9 @@ from datetime import datetime
 from typing import Any
 
 from fleetkeeper import errors
-from fleetkeeper.api.admission import Operation, admit
+from fleetkeeper.api.admission import Operation, admit, check_namespace_finalizers
 from fleetkeeper.api.scheme import ResourceInfo
-from fleetkeeper.api.validation import FieldErrors, qualified_name
+from fleetkeeper.api.validation import FieldErrors
 from fleetkeeper.apiserver.request import Target
 
 VALIDATION_MODES = ("Strict", "Warn", "Ignore")
@@ -147,8 +147,7 @@ def admit_object(
 def _finalizer_names(namespace: dict[str, Any], info: ResourceInfo) -> None:
     """A Namespace's ``spec.finalizers`` are qualified names (what ``/finalize`` writes)."""
     errs = FieldErrors()
-    for index, name in enumerate((namespace.get("spec") or {}).get("finalizers") or ()):
-        errs.invalid_all(f"spec.finalizers[{index}]", name, qualified_name(str(name)))
+    check_namespace_finalizers((namespace.get("spec") or {}).get("finalizers") or (), errs)
     errs.raise_if_any(kind=info.kind, name=str((namespace.get("metadata") or {}).get("name") or ""),
                       group=info.group)
 

@@ -22,6 +22,7 @@ do not change what is removed.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.responses import Response
@@ -128,8 +129,16 @@ async def update_object(state: ServerState, ctx: Context, body: dict[str, Any]) 
     return json_response(updated, warnings=warnings)
 
 
-def _delete_options(ctx: Context, body: dict[str, Any] | None) -> tuple[str | None, str | None]:
-    """Check DeleteOptions (body and query); return the (resourceVersion, uid) preconditions."""
+@dataclass(frozen=True)
+class _DeleteOptions:
+    resource_version: str | None
+    uid: str | None
+    #: ``orphanDependents: false`` was asked (a held object is then answered 202)
+    no_orphans: bool
+
+
+def _delete_options(ctx: Context, body: dict[str, Any] | None) -> _DeleteOptions:
+    """Check DeleteOptions (body and query); the preconditions and what the answer depends on."""
     options = body or {}
     policy = options.get("propagationPolicy") or ctx.param("propagationPolicy")
     if policy is not None and policy not in PROPAGATION_POLICIES:
@@ -150,21 +159,20 @@ def _delete_options(ctx: Context, body: dict[str, Any] | None) -> tuple[str | No
     if not isinstance(preconditions, dict):
         raise errors.BadRequest("preconditions must be an object")
     rv, uid = preconditions.get("resourceVersion"), preconditions.get("uid")
-    return (str(rv) if rv else None), (str(uid) if uid else None)
+    return _DeleteOptions(str(rv) if rv else None, str(uid) if uid else None, orphan in (False, "false"))
 
 
 async def delete_object(state: ServerState, ctx: Context, body: dict[str, Any] | None) -> Response:
     target = ctx.target
-    rv, uid = _delete_options(ctx, body)
+    options = _delete_options(ctx, body)
     namespaces.check_delete(target)
     gk, namespace, name = target.info.group_kind, target.namespace or "", target.name or ""
     if ctx.dry_run:
         return json_response(await state.store.get(gk, namespace, name))
-    result = await state.store.delete(gk, namespace, name, resource_version=rv, uid=uid)
-    meta = result.get("metadata") or {}
-    held = bool(meta.get("deletionTimestamp"))
-    orphan = (body or {}).get("orphanDependents", ctx.param("orphanDependents"))
-    return json_response(result, 202 if held and orphan in (False, "false") else 200)
+    result = await state.store.delete(gk, namespace, name, resource_version=options.resource_version,
+                                      uid=options.uid)
+    held = bool((result.get("metadata") or {}).get("deletionTimestamp"))
+    return json_response(result, 202 if held and options.no_orphans else 200)
 
 
 async def delete_collection(state: ServerState, ctx: Context, body: dict[str, Any] | None) -> Response:

@@ -34,7 +34,8 @@ outage says nothing new about whether the manifest applies.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from fleetkeeper import errors
 from fleetkeeper.api import constants
@@ -62,6 +63,7 @@ from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
 
+T = TypeVar("T")
 CONTROLLER_NAME = "execution-controller"
 
 
@@ -151,8 +153,11 @@ class Execution:
     def _member(self, cluster: Cluster) -> Member:
         return self._ctx.members.member(cluster.name, cluster.spec.api_endpoint)
 
-    def _timeout(self) -> float:
-        return self._ctx.options.cluster_probe_timeout
+    async def _call(self, member: Member, call: Awaitable[T]) -> T:
+        """One member call: bounded by the probe timeout, and holding nobody's turn while it
+        waits (:func:`~fleetkeeper.runtime.controller.awaiting_io`)."""
+        with awaiting_io():
+            return await bounded(call, self._ctx.options.cluster_probe_timeout, member.name)
 
     async def _apply(self, work: Work, cluster: Cluster) -> Condition:
         member = self._member(cluster)
@@ -179,9 +184,7 @@ class Execution:
     async def _apply_one(self, member: Member, work: Work, ordinal: int, manifest: dict[str, Any]) -> bool:
         """Apply one manifest; whether the member was written."""
         ref = rules.ref_of(manifest)
-        timeout = self._timeout()
-        with awaiting_io():
-            observed = await bounded(member.get(ref), timeout, member.name)
+        observed = await self._call(member, member.get(ref))
         problem = rules.conflict_problem(observed, manifest)
         if problem is not None:
             raise errors.Conflict(problem, kind=ref.kind, name=ref.name)
@@ -194,8 +197,7 @@ class Execution:
             uid, applied = work.metadata.uid or "", {}
         if not rules.needs_apply(desired, observed, applied.get(ordinal)):
             return False
-        with awaiting_io():
-            await bounded(member.apply(desired), timeout, member.name)
+        await self._call(member, member.apply(desired))
         applied[ordinal] = desired
         self._last[work.key] = (uid, applied)
         cluster = self._clusters.get(member.name)
@@ -251,15 +253,13 @@ class Execution:
     async def _clean_one(self, member: Member, manifest: dict[str, Any], *, preserve: bool) -> bool:
         """Delete (or release) one manifest's object in the member; whether there was one of ours."""
         ref = rules.ref_of(manifest)
-        timeout = self._timeout()
-        with awaiting_io():
-            observed = await bounded(member.get(ref), timeout, member.name)
-            if observed is None or not rules.is_managed(observed):
-                return False
-            if preserve:
-                await bounded(member.apply(rules.stripped(manifest)), timeout, member.name)
-            else:
-                await bounded(member.delete(ref), timeout, member.name)
+        observed = await self._call(member, member.get(ref))
+        if observed is None or not rules.is_managed(observed):
+            return False
+        if preserve:
+            await self._call(member, member.apply(rules.stripped(manifest)))
+        else:
+            await self._call(member, member.delete(ref))
         return True
 
     async def _release(self, work: Work) -> bool:

@@ -103,20 +103,18 @@ class NamespaceCleanup:
         for info in _namespaced():
             resource = rules.resource_name(info.plural, info.group)
             for obj in (await client.list(info.model, name)).items:
-                if obj.metadata.deletion_timestamp is not None:
-                    content.left(resource, obj.metadata.finalizers)
-                    continue
-                try:
-                    await client.delete(info.model, obj.name, name)
-                except errors.NotFound:
-                    continue
-                except errors.ApiError as exc:
-                    content.failures.append(str(exc))
-                    content.left(resource, obj.metadata.finalizers)
-                    continue
-                deleted += 1
-                if obj.metadata.finalizers:
-                    content.left(resource, obj.metadata.finalizers)
+                if obj.metadata.deletion_timestamp is None:
+                    try:
+                        await client.delete(info.model, obj.name, name)
+                    except errors.NotFound:
+                        continue
+                    except errors.ApiError as exc:
+                        content.failures.append(str(exc))
+                    else:
+                        deleted += 1
+                        if not obj.metadata.finalizers:
+                            continue  # gone
+                content.left(resource, obj.metadata.finalizers)
         if deleted:
             _log.info("namespace deleted: its objects deleted too", namespace=name, objects=deleted)
         return content

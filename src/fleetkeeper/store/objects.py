@@ -197,14 +197,16 @@ def prepare_finalize_update(new: dict[str, Any], old: dict[str, Any]) -> dict[st
     ``new``'s ``spec.finalizers`` (nothing else of ``new`` is taken)."""
     result = dict(old)
     result["metadata"] = dict(old["metadata"])
-    spec = {**(old.get("spec") or {})}
-    finalizers = (new.get("spec") or {}).get("finalizers")
-    if finalizers:
-        spec["finalizers"] = finalizers
-    else:
-        spec.pop("finalizers", None)
-    result["spec"] = spec
+    result["spec"] = _with_finalizers(old.get("spec"), (new.get("spec") or {}).get("finalizers"))
     return result
+
+
+def _with_finalizers(spec: Any, finalizers: Any) -> dict[str, Any]:
+    """A copy of a Namespace's ``spec`` (a dict, else empty) holding ``finalizers`` (none when empty)."""
+    out = {k: v for k, v in spec.items() if k != "finalizers"} if isinstance(spec, dict) else {}
+    if finalizers:
+        out["finalizers"] = finalizers
+    return out
 
 
 def prepare_status_update(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
@@ -220,11 +222,7 @@ def prepare_status_update(new: dict[str, Any], old: dict[str, Any]) -> dict[str,
 
 def _keep_namespace_finalizers(new: dict[str, Any], old: dict[str, Any]) -> None:
     """``new`` with ``old``'s ``spec.finalizers`` (a new ``spec`` dict: the sent one is the caller's)."""
-    kept = (old.get("spec") or {}).get("finalizers")
-    sent = new.get("spec")
-    spec = {k: v for k, v in sent.items() if k != "finalizers"} if isinstance(sent, dict) else {}
-    if kept:
-        spec["finalizers"] = kept
+    spec = _with_finalizers(new.get("spec"), (old.get("spec") or {}).get("finalizers"))
     if spec or "spec" in old:
         new["spec"] = spec
     else:
