@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 PROFILE_HELP = ("write a profile of the measured phase to this file (pyinstrument: HTML when it ends "
                 "in .html, else text); the figures then include the profiler's overhead")
 
+#: typed updates through the client that ``bench store`` times after the store's own phases
+CLIENT_OBJECTS = 2_000
+
 app = typer.Typer(help="Benchmarks (JSON output; figures depend on the machine).", no_args_is_help=True)
 
 
@@ -88,6 +91,24 @@ def _progress(quiet: bool) -> Progress:
     return SILENT if quiet else Progress(lambda line: typer.echo(line, err=True))
 
 
+async def _store_and_client(url: str, *, objects: int, watchers: int, batch: int) -> dict[str, Any]:
+    """The store's own phases, then typed ResourceBinding updates through the plane's client
+    (at most :data:`CLIENT_OBJECTS`): what one controller write costs."""
+    from fleetkeeper.client.bench import bench_client_updates
+    from fleetkeeper.store import DEFAULT_HISTORY, open_store
+    from fleetkeeper.store.bench import bench_store
+
+    clock = SystemClock()
+    result = await bench_store(url, clock=clock, objects=objects, watchers=watchers, batch=batch)
+    count = min(objects, CLIENT_OBJECTS)
+    store = open_store(url, clock=clock, history=max(DEFAULT_HISTORY, 2 * count))
+    try:
+        result.update(await bench_client_updates(store, clock, f"bench-{store.revision}-client", count))
+    finally:
+        await store.close()
+    return result
+
+
 @app.command("store")
 def bench_store_cmd(
     backend: Annotated[str, typer.Option(help="memory, sqlite, etcd (a throwaway one) or all")] = "all",
@@ -96,9 +117,7 @@ def bench_store_cmd(
     watchers: Annotated[int, typer.Option(min=0, max=1000, help="concurrent watchers for fan-out")] = 50,
     batch: Annotated[int, typer.Option(min=1, max=10_000, help="writes per transaction")] = 100,
 ) -> None:
-    """Creates/s, updates/s and watch fan-out p99 of the store backends."""
-    from fleetkeeper.store.bench import bench_store
-
+    """Creates/s, updates/s and watch fan-out p99 of the store backends; one typed write's cost."""
     urls: list[str]
     with tempfile.TemporaryDirectory(prefix="fleetkeeper-bench-") as tmp:
         if store:
@@ -116,13 +135,10 @@ def bench_store_cmd(
                 from fleetkeeper.store.etcd_testing import EtcdServer
 
                 with EtcdServer(Path(tmp) / "etcd") as etcd:
-                    _emit(asyncio.run(bench_store(etcd.url, clock=SystemClock(), objects=objects,
-                                                  watchers=watchers, batch=batch)))
+                    _emit(asyncio.run(_store_and_client(etcd.url, objects=objects, watchers=watchers,
+                                                        batch=batch)))
                 continue
-            result = asyncio.run(
-                bench_store(url, clock=SystemClock(), objects=objects, watchers=watchers, batch=batch)
-            )
-            _emit(result)
+            _emit(asyncio.run(_store_and_client(url, objects=objects, watchers=watchers, batch=batch)))
 
 
 @app.command("scheduler")
