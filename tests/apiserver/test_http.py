@@ -23,7 +23,8 @@ def cluster(name: str, **spec: Any) -> dict[str, Any]:
 
 def deployment(name: str, **spec: Any) -> dict[str, Any]:
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
-            "spec": {"replicas": 1, **spec}}
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}}}, **spec}}
 
 
 async def test_create_get_list_and_delete_a_cluster(api: Api) -> None:
@@ -182,6 +183,33 @@ async def test_dry_run_stores_nothing(api: Api) -> None:
     assert created.status_code == 201 and created.json()["spec"]["resourceModels"], "admission ran"
     assert (await api.http.get(f"{CLUSTERS}/m1")).status_code == 404
     assert (await api.http.post(CLUSTERS, params={"dryRun": "Maybe"}, json=cluster("m1"))).status_code == 400
+
+
+async def test_a_dry_run_answers_what_would_be_stored(api: Api) -> None:
+    created = await api.http.post(CLUSTERS, params={"dryRun": "All"}, json=cluster("m1"))
+    meta = created.json()["metadata"]
+    assert meta["uid"] and meta["creationTimestamp"] and meta["generation"] == 1
+    assert "resourceVersion" not in meta, "nothing was stored, so there is no version"
+    stored = (await api.http.post(CLUSTERS, json=cluster("m1"))).json()
+    rv, uid = stored["metadata"]["resourceVersion"], stored["metadata"]["uid"]
+    # a patch that drops system metadata: the real write would restore it, and so does the dry run
+    dropped = {"metadata": {"uid": None, "creationTimestamp": None, "generation": None},
+               "spec": {"region": "eu"}}
+    patched = await api.http.patch(f"{CLUSTERS}/m1", params={"dryRun": "All"}, json=dropped,
+                                   headers={"Content-Type": "application/merge-patch+json"})
+    assert patched.status_code == 200, patched.text
+    meta = patched.json()["metadata"]
+    assert (meta["uid"], meta["creationTimestamp"]) == (uid, stored["metadata"]["creationTimestamp"])
+    assert meta["generation"] == 2 and meta["resourceVersion"] == rv
+    assert patched.json()["spec"]["region"] == "eu"
+    after = (await api.http.get(f"{CLUSTERS}/m1")).json()
+    assert after["metadata"]["resourceVersion"] == rv and "region" not in after["spec"]
+    replaced = await api.http.put(f"{CLUSTERS}/m1", params={"dryRun": "All"},
+                                  json={**stored, "metadata": {"name": "m1", "resourceVersion": rv}})
+    assert replaced.json()["metadata"]["uid"] == uid and replaced.json()["metadata"]["generation"] == 1
+    stale = await api.http.put(f"{CLUSTERS}/m1", params={"dryRun": "All"},
+                               json={**stored, "metadata": {"name": "m1", "resourceVersion": "1"}})
+    assert stale.status_code == 409, "a dry run checks the version as the write would"
 
 
 async def test_field_validation_modes(api: Api) -> None:

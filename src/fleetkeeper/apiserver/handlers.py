@@ -93,9 +93,7 @@ async def create_object(state: ServerState, ctx: Context, body: dict[str, Any]) 
         None, admitted, manager=ctx.field_manager, api_version=target.info.api_version, now=state.clock.now(),
         has_status=target.info.has_status,
     )
-    if ctx.dry_run:
-        return json_response(admitted, 201, warnings=warnings)
-    created = await state.store.create(admitted)
+    created = await state.store.create(admitted, dry_run=ctx.dry_run)
     return json_response(created, 201, warnings=warnings)
 
 
@@ -116,9 +114,7 @@ async def store_update(state: ServerState, ctx: Context, new: dict[str, Any], ol
             old, admitted, manager=ctx.field_manager, api_version=target.info.api_version,
             now=state.clock.now(), has_status=target.info.has_status,
         )
-    if ctx.dry_run:
-        return admitted, warnings
-    return await state.store.update(admitted, subresource=target.subresource), warnings
+    return await state.store.update(admitted, subresource=target.subresource, dry_run=ctx.dry_run), warnings
 
 
 async def update_object(state: ServerState, ctx: Context, body: dict[str, Any]) -> Response:

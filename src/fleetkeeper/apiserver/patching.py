@@ -131,9 +131,7 @@ async def _create_applied(state: ServerState, ctx: Context, result: dict[str, An
         ctx.target.info, result, None, operation="CREATE", now=state.clock.now(),
         validation=ctx.field_validation(state.config.default_field_validation),
     )
-    if ctx.dry_run:
-        return json_response(admitted, 201, warnings=warnings)
-    created = await state.store.create(admitted)
+    created = await state.store.create(admitted, dry_run=ctx.dry_run)
     return json_response(created, 201, warnings=warnings)
 
 

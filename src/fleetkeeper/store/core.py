@@ -195,10 +195,18 @@ class Store:
         return overlay
 
     # ---------------------------------------------------------------- writes
-    async def create(self, obj: dict[str, Any], *, shared: bool = False) -> dict[str, Any]:
+    async def create(
+        self, obj: dict[str, Any], *, shared: bool = False, dry_run: bool = False
+    ) -> dict[str, Any]:
+        """Store a new object; ``dry_run``: every check and the system metadata a create fills,
+        nothing stored (no ``resourceVersion``, as kube-apiserver answers a dry run)."""
         new = o.copy_in(obj)
         async with _Guard(self):
             key = await self._claim_name(new)
+            if dry_run:
+                o.prepare_create(new, uid=self._uid(), now=self._now(), revision=0)
+                del new["metadata"]["resourceVersion"]
+                return new
             revision = self._next_revision(key)
             o.prepare_create(new, uid=self._uid(), now=self._now(), revision=revision)
             change = Change("ADDED", key, o.snapshot(new, revision), None)
@@ -207,8 +215,10 @@ class Store:
 
     async def update(
         self, obj: dict[str, Any], *, subresource: str | None = None, shared: bool = False,
-        with_status: bool = False,
+        with_status: bool = False, dry_run: bool = False,
     ) -> dict[str, Any]:
+        """Write an existing object; ``dry_run``: every check, and the object as it would be
+        stored (system metadata kept, generation bumped), at its current ``resourceVersion``."""
         if subresource not in (None, "status", "finalize"):
             raise errors.BadRequest(f"unknown subresource {subresource!r}")
         if subresource == "finalize" and (obj.get("apiVersion"), obj.get("kind")) != ("v1", "Namespace"):
@@ -230,6 +240,8 @@ class Store:
             else:
                 result = o.prepare_update(new, old, key, with_status=with_status)
             result["metadata"]["resourceVersion"] = str(current.revision)
+            if dry_run:
+                return result
             if o.same_content(result, old):
                 return old if shared else current.copy()
             revision = self._next_revision(key)

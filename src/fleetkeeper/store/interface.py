@@ -78,7 +78,9 @@ class StoreProtocol(Protocol):
     @property
     def revision(self) -> int: ...
 
-    async def create(self, obj: dict[str, Any], *, shared: bool = False) -> dict[str, Any]: ...
+    async def create(
+        self, obj: dict[str, Any], *, shared: bool = False, dry_run: bool = False
+    ) -> dict[str, Any]: ...
 
     async def get(
         self, gk: GroupKind, namespace: str, name: str, *, shared: bool = False
@@ -97,7 +99,7 @@ class StoreProtocol(Protocol):
 
     async def update(
         self, obj: dict[str, Any], *, subresource: str | None = None, shared: bool = False,
-        with_status: bool = False,
+        with_status: bool = False, dry_run: bool = False,
     ) -> dict[str, Any]: ...
 
     async def delete(
