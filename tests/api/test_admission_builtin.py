@@ -58,3 +58,13 @@ def test_a_new_namespace_s_finalizers_are_qualified_names() -> None:
     with pytest.raises(errors.Invalid) as refused:
         admit(Namespace.from_dict(body), None, operation="CREATE", now=NOW)
     assert [cause.field for cause in refused.value.causes] == ["spec.finalizers[1]"]
+
+
+def test_every_namespace_is_labelled_with_its_name_whatever_it_says() -> None:
+    created = admit(Namespace.from_dict({"metadata": {"name": "prod", "labels": {"team": "a"}}}), None,
+                    operation="CREATE", now=NOW)
+    assert created.metadata.labels == {"team": "a", "kubernetes.io/metadata.name": "prod"}
+    forged = Namespace.from_dict({"metadata": {"name": "prod",
+                                               "labels": {"kubernetes.io/metadata.name": "dev"}}})
+    updated = admit(forged, created, operation="UPDATE", now=NOW)
+    assert updated.metadata.labels == {"kubernetes.io/metadata.name": "prod"}

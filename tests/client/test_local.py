@@ -51,7 +51,7 @@ async def test_admission_runs_on_main_writes_and_never_on_status_writes(
 ) -> None:
     client, calls = recorded
     made = await client.create(deploy("web"))
-    made.set_field("spec", {"replicas": 2})
+    made.set_field("spec", {**made.field("spec"), "replicas": 2})
     made = await client.update(made)
     await client.patch(Deployment, "web", "default", patch={"spec": {"replicas": 3}})
     made = await client.get(Deployment, "web", "default")
@@ -99,11 +99,11 @@ async def test_an_update_with_its_status_is_one_change_that_bumps_the_generation
     made = await client.create(deploy("web"))
     watch = client.watch(Deployment, "default", resource_version=made.metadata.resource_version)
     changed = made.deep_copy()
-    changed.set_field("spec", {"replicas": 4})
+    changed.set_field("spec", {**changed.field("spec"), "replicas": 4})
     changed.set_field("status", {"observedGeneration": 2})
     both = await client.update_with_status(changed)
-    assert (both.field("spec"), both.field("status"), both.metadata.generation) == (
-        {"replicas": 4}, {"observedGeneration": 2}, 2)
+    assert (both.field("spec")["replicas"], both.field("status"), both.metadata.generation) == (
+        4, {"observedGeneration": 2}, 2)
     labelled = both.deep_copy()
     labelled.metadata.labels = {"tier": "web"}
     labelled.set_field("status", {"observedGeneration": 2, "note": "labels only"})
@@ -132,7 +132,7 @@ async def test_a_watch_hands_out_the_model_the_write_returned_and_decodes_other_
         made = await client.create(deploy("web"))
         assert (await first).object is made
         changed = made.deep_copy()
-        changed.set_field("spec", {"replicas": 2})
+        changed.set_field("spec", {**changed.field("spec"), "replicas": 2})
         by_other = await other.update(changed)
         event = await anext(watch)
         assert event.object is not by_other and event.object == by_other
@@ -140,7 +140,7 @@ async def test_a_watch_hands_out_the_model_the_write_returned_and_decodes_other_
         event = await anext(watch)
         assert event.object is not patched and event.object == patched
         rescaled = patched.deep_copy()
-        rescaled.set_field("spec", {"replicas": 4})
+        rescaled.set_field("spec", {**rescaled.field("spec"), "replicas": 4})
         written = await client.update(rescaled)
         assert (await anext(watch)).object is written
     finally:

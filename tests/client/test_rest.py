@@ -66,7 +66,8 @@ async def test_strategic_merge_patch_merges_containers_by_name(
     _, transport = served
     async with RestClient(SERVER, token="admin-token", transport=transport) as client:
         made = deploy("web")
-        made.set_field("spec", {"template": {"spec": {"containers": [
+        pods = made.field("spec")["template"]
+        made.set_field("spec", {**made.field("spec"), "template": {**pods, "spec": {"containers": [
             {"name": "app", "image": "nginx:1.25", "ports": [{"containerPort": 80}]},
             {"name": "sidecar", "image": "envoy:1"},
         ]}}})
@@ -82,9 +83,11 @@ async def test_server_side_apply_creates_then_owns_fields(served: tuple[Tokens, 
     _, transport = served
     async with RestClient(SERVER, token="admin-token", transport=transport, field_manager="ctl") as client:
         intent = {"apiVersion": "apps/v1", "kind": "Deployment",
-                  "metadata": {"name": "web", "namespace": "default"}, "spec": {"replicas": 2}}
+                  "metadata": {"name": "web", "namespace": "default"},
+                  "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                           "template": {"metadata": {"labels": {"app": "web"}}}}}
         made = await client.patch(Deployment, "web", "default", patch=intent, patch_type="apply")
-        assert made.field("spec") == {"replicas": 2}
+        assert made.field("spec")["replicas"] == 2
         managers = [(m["manager"], m["operation"]) for m in made.metadata.managed_fields or []]
         assert managers == [("ctl", "Apply")]
 

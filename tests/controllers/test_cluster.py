@@ -50,7 +50,8 @@ def test_a_new_cluster_gets_its_execution_space_finalizer_and_not_ready_taint() 
         world.start([cluster.setup])
         await world.settle()
         ns = await world.client.get(Namespace, "karmada-es-member1")
-        assert ns.labels() == {"karmada.io/system": "true"}
+        assert ns.labels() == {"karmada.io/system": "true",
+                               "kubernetes.io/metadata.name": "karmada-es-member1"}
         got = await world.cluster("member1")
         assert got.metadata.finalizers == ["karmada.io/cluster-controller"]
         assert await world.taints("member1") == ["cluster.karmada.io/not-ready:NoSchedule"]

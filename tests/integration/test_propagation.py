@@ -118,6 +118,24 @@ def test_scaling_the_template_to_nine_runs_three_and_six() -> None:
     run(main)
 
 
+def test_a_deployment_without_replicas_runs_one_replica_in_all_not_one_per_cluster() -> None:
+    async def main(clock: VirtualClock) -> None:
+        async with running(clock, "member1", "member2") as world:
+            await world.apply(policy())
+            unsized = copy.deepcopy(DEPLOYMENT)
+            del unsized["spec"]["replicas"]
+            await world.apply(unsized)
+            template = await world.wait_for(lambda: _template_ready(world, 1))
+            assert template.field("spec")["replicas"] == 1  # defaulted when stored, as kube-apiserver does
+            rb = await world.wait_for(lambda: binding(world))
+            assert rb.spec.replicas == 1
+            assert sum(t.replicas for t in rb.spec.clusters or []) == 1
+            held = [await ready_replicas(world, name) for name in ("member1", "member2")]
+            assert sum(h or 0 for h in held) == 1, held
+
+    run(main)
+
+
 def test_deleting_the_template_removes_member_objects_works_and_binding() -> None:
     async def main(clock: VirtualClock) -> None:
         async with running(clock, "member1", "member2") as world:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
-from fleetkeeper.api import constants, validation
+from fleetkeeper.api import admission_builtin, constants, validation
 from fleetkeeper.api.admission_cluster import default_cluster, migrate_zone, validate_cluster
 from fleetkeeper.api.admission_policy import (
     default_propagation,
@@ -80,10 +80,15 @@ def _needs_meta_fix(obj: Resource) -> bool:
 
 
 def _name_problems(model: type[Resource], name: str) -> list[str]:
-    """Namespaces: DNS label; our typed kinds: DNS subdomain; templates and Events (named after
-    objects whose names may hold ``:``): any name usable in a URL path."""
+    """Namespaces: DNS label; our typed kinds and most built-in workload kinds: DNS subdomain
+    (Services: DNS-1035 label, see :mod:`.admission_builtin`); other templates and Events (named
+    after objects whose names may hold ``:``): any name usable in a URL path."""
     if model is Namespace:
         return validation.dns1123_label(name)
+    if issubclass(model, Unstructured) and BUILTIN.get(model.KIND) is model:
+        builtin = admission_builtin.name_problems(model.KIND, name)
+        if builtin is not None:
+            return builtin
     if issubclass(model, Unstructured) or model is Event:
         return validation.path_segment_name(name)
     return validation.dns1123_subdomain(name)
@@ -184,7 +189,12 @@ def check_namespace_finalizers(finalizers: Iterable[str], errs: FieldErrors) -> 
 def _namespace(obj: Namespace, old: Namespace | None, creating: bool, now: datetime,
                errs: FieldErrors) -> None:
     """A new Namespace is ``Active`` and held by the ``kubernetes`` finalizer (after any
-    finalizers it was created with) until it is emptied, as Kubernetes creates it."""
+    finalizers it was created with) until it is emptied, as Kubernetes creates it. Every
+    Namespace carries the immutable label ``kubernetes.io/metadata.name: <its name>`` that
+    selectors (NetworkPolicies, policies' namespace selectors) rely on."""
+    if obj.metadata.name:
+        own = {constants.LABEL_NAMESPACE_NAME: obj.metadata.name}
+        obj.metadata.labels = {**(obj.metadata.labels or {}), **own}
     if creating:
         given = list(obj.spec.finalizers or ())
         check_namespace_finalizers(given, errs)
@@ -209,7 +219,13 @@ def _rebalancer(obj: WorkloadRebalancer, old: WorkloadRebalancer | None, creatin
         errs.invalid("spec.ttlSecondsAfterFinished", ttl, "must be greater than or equal to 0")
 
 
+def _builtin(obj: Unstructured, old: Unstructured | None, creating: bool, now: datetime,
+             errs: FieldErrors) -> None:
+    admission_builtin.admit_builtin(obj, errs)
+
+
 _RULES: dict[type[Resource], _Rule] = {
+    **{BUILTIN[kind]: _builtin for kind in sorted(admission_builtin.KINDS)},
     BUILTIN["Secret"]: _secret,
     Namespace: _namespace,
     Cluster: _cluster,

@@ -252,6 +252,8 @@ LEASE_NAMESPACE: Final = KARMADA_CLUSTER_NAMESPACE
 DEFAULT_NAMESPACE: Final = "default"
 #: the ``spec.finalizers`` entry that holds a deleted Namespace until the namespace cleanup has emptied it
 NAMESPACE_FINALIZER: Final = "kubernetes"
+#: the label every Namespace carries with its own name (Kubernetes sets it on every write)
+LABEL_NAMESPACE_NAME: Final = "kubernetes.io/metadata.name"
 #: namespaces a Karmada control plane has from the start (Kubernetes' own, then Karmada's)
 SYSTEM_NAMESPACES: Final = (DEFAULT_NAMESPACE, "kube-system", "kube-public", "kube-node-lease",
                             KARMADA_SYSTEM_NAMESPACE, KARMADA_CLUSTER_NAMESPACE)
