@@ -206,6 +206,8 @@ def view(
     condition: str | None = "True",
     reason: str = "Success",
     last: float | None = 0.0,
+    assigned: dict[str, int] | None = None,
+    reported: dict[str, int | None] | None = None,
 ) -> rules.BindingView:
     return rules.BindingView(
         targets=tuple(targets),
@@ -215,6 +217,8 @@ def view(
         scheduled_status=condition,
         scheduled_reason=reason if condition else None,
         last_scheduled_time=None if last is None else NOW - timedelta(seconds=last),
+        assigned=assigned or {},
+        reported=reported or {},
     )
 
 
@@ -291,6 +295,34 @@ ASSESS = [
         "the timeout does not drop a task whose scheduling failed",
         gtask(ago=700),
         view([], condition="False", reason="NoClusterFit"),
+        False,
+        "block",
+    ),
+    (
+        "the timeout does not drop a task whose rescheduling failed, whatever an old target applied before",
+        gtask(ago=700),
+        view(["m2"], applied=["m2"], condition="False", reason="NoClusterFit"),
+        False,
+        "block",
+    ),
+    (
+        "a target still running its old share is not a dispatched replacement",
+        gtask(ago=700),
+        view(["m2"], applied=["m2"], assigned={"m2": 4}, reported={"m2": 2}),
+        False,
+        "block",
+    ),
+    (
+        "a target holding its new share is a dispatched replacement, healthy or not",
+        gtask(ago=700),
+        view(["m2"], health={"m2": "Unhealthy"}, assigned={"m2": 4}, reported={"m2": 4}),
+        False,
+        "drop",
+    ),
+    (
+        "an applied target without a schedule made since the eviction is no replacement",
+        gtask(ago=700),
+        view(["m2"], applied=["m2"], last=800),
         False,
         "block",
     ),

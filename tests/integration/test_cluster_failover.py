@@ -22,7 +22,7 @@ from fleetkeeper import errors
 from fleetkeeper.agent import lease
 from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.builtin import Deployment
-from fleetkeeper.api.policy import PropagationPolicy
+from fleetkeeper.api.policy import PropagationPolicy, Suspension
 from fleetkeeper.api.work import ResourceBinding, Work
 from fleetkeeper.clock import VirtualClock
 from fleetkeeper.cmd.app import Setup
@@ -284,6 +284,9 @@ def test_purge_mode_directly_removes_the_old_copy_before_the_new_one_grows() -> 
             await clock.sleep(60)
             assert await story.ready_replicas("member2") == 2, "no new replicas while the old copy exists"
             assert await story.work("member1") is not None, "member1 is unreachable: its Work cannot finish"
+            waits = [e.message for e in await world.timeline("nginx-deployment", tl.DISPATCH_WAITING)]
+            assert waits == ["new Works wait until the old copy in member1 is removed (purge mode Directly); "
+                             "member1 is not Ready: its copy is removed once it answers again"], "said once"
             world.fleet["member1"].up()
             await story.wait_for(lambda: _gone(story, "member1"), within=600)
             await story.wait_for(lambda: _replicas_at(story, "member2", 3), within=60)
@@ -368,6 +371,40 @@ def test_no_homeless_workload_when_no_other_cluster_fits() -> None:
             assert work is not None and work.metadata.uid == old.metadata.uid, "never deleted and recreated"
 
     clock.run(main())
+
+
+def test_a_replacement_whose_dispatch_is_suspended_is_no_replacement_at_the_timeout() -> None:
+    """DESIGN.md §5: member2 was a target before the failure, so its Work is applied — but its
+    dispatch is suspended, so it never runs member1's share: the old copy must stay."""
+    clock = VirtualClock()
+
+    async def main() -> None:
+        async with fleet(clock, ["member1", "member2"]) as story:
+            world = story.world
+            await deploy(story, {"member1": 1, "member2": 1})
+            before = await story.wait_for(lambda: _scheduled(story))
+            await story.wait_for(lambda: _replicas(story, before))
+            policy = await story.client.get(PropagationPolicy, "nginx-propagation", "default")
+            held = policy.spec.model_copy(update={"suspension": Suspension.from_dict(
+                {"dispatchingOnClusters": {"clusterNames": ["member2"]}})})
+            await story.client.update(policy.model_copy(update={"spec": held}))
+            await story.wait_for(lambda: _suspended(story, "member2"), within=30)
+            world.fleet["member1"].down()
+            await story.wait_for(lambda: _schedule_is(story, {"member2": 3}), within=90)
+            await clock.sleep(900)  # well past the 600 s graceful-eviction timeout
+            assert await story.tasks() == ["member1"], "the task is kept: member2 never got member1's share"
+            old = await story.work("member1")
+            assert old is not None and old.metadata.deletion_timestamp is None, "the old copy is kept"
+            assert await story.ready_replicas("member2") == before["member2"], "its dispatch is held"
+            kept = [e.message for e in await world.timeline("nginx-deployment", tl.EVICTION_BLOCKED)]
+            assert any("member2 not running its new share" in m for m in kept), kept
+
+    clock.run(main())
+
+
+async def _suspended(story: Story, member: str) -> bool:
+    work = await story.work(member)
+    return work is not None and bool(work.spec.suspend_dispatching)
 
 
 def test_the_circuit_breaker_holds_evictions_during_a_partition() -> None:

@@ -22,9 +22,12 @@ a value never leaks from one task to the next). A task is
   reported ``replicas`` differ from what was just scheduled there is still reporting on
   the old schedule (Karmada drops the task on that stale verdict, and with it the old
   copy before the new replicas run);
-* at its timeout, **dropped** only if a replacement is scheduled *and* dispatched (some
-  target's Work applied); otherwise **blocked**: kept, because dropping it would delete
-  the only copy. Purge mode ``Directly`` is the explicit exception: the user asked for
+* at its timeout, **dropped** only if a replacement is scheduled *and* dispatched: a
+  successful schedule made since the eviction, and every other target's Work applied with
+  the member running the replicas now scheduled there (an ``applied`` left from before
+  the eviction, a failed reschedule or a Work whose dispatch is suspended is no
+  replacement); otherwise **blocked**: kept, because dropping it would delete the only
+  copy. Purge mode ``Directly`` is the explicit exception: the user asked for
   the old copy to go first, so Karmada's rules apply unchanged (timeout drops, an empty
   observed schedule counts as done).
 
@@ -230,18 +233,30 @@ def _all_healthy(view: BindingView, *, vacuous: bool) -> bool:
     return all(_healthy(view, name) for name in view.targets)
 
 
+def _holds_its_share(view: BindingView, name: str) -> bool:
+    """The target's Work is applied and (for kinds that report replicas) the member runs the
+    replicas scheduled there now — an ``applied`` left from an earlier dispatch, or a Work whose
+    dispatch is suspended, still shows the old share."""
+    if name not in view.applied:
+        return False
+    assigned, reported = view.assigned.get(name, 0), view.reported.get(name)
+    return assigned <= 0 or reported is None or reported == assigned
+
+
 def _expired_verdict(task: GracefulEvictionTask, view: BindingView, timeout: float) -> TaskVerdict:
     elapsed = f"grace period of {timeout:g}s elapsed"
     if task.purge_mode == constants.PURGE_DIRECTLY:
         return TaskVerdict(task, "drop", f"{elapsed} (purge mode Directly)")
-    dispatched = [name for name in view.targets if name in view.applied and name != task.from_cluster]
-    if dispatched:
-        return TaskVerdict(task, "drop", f"{elapsed}; replacement dispatched to {', '.join(dispatched)}")
     if view.scheduled_status == "False":
         return TaskVerdict(task, "block", f"scheduling failed ({view.scheduled_reason}), no replacement")
-    if not view.targets:
+    others = [name for name in view.targets if name != task.from_cluster]
+    if not others or not _moved(task, view):
         return TaskVerdict(task, "block", "no replacement scheduled")
-    return TaskVerdict(task, "block", "no replacement dispatched yet")
+    waiting = [name for name in others if not _holds_its_share(view, name)]
+    if waiting:
+        return TaskVerdict(task, "block", f"no replacement dispatched yet ({', '.join(waiting)} "
+                                          "not running its new share)")
+    return TaskVerdict(task, "drop", f"{elapsed}; replacement dispatched to {', '.join(others)}")
 
 
 def assess_task(task: GracefulEvictionTask, view: BindingView, *, recovered: bool, now: datetime,
