@@ -285,6 +285,13 @@ def test_state_that_cannot_be_extracted_holds_the_eviction_and_says_why() -> Non
         assert evicted(await get(world, rb)) == []
         failed = await world.events(constants.EVENT_EVICT_WORKLOAD_FAILED, rb.name)
         assert failed and "jobId is not found" in (failed[0].message or "")
+        await world.until(120)  # retried several times: said once on the timeline
+        assert len(await world.events(constants.EVENT_EVICT_WORKLOAD_FAILED, rb.name)) > 1
+        waits = [e for e in await world.timeline(rb.name, tl.EVICTION_BLOCKED)
+                 if e.reason == "StatePreservationFailed"]
+        why = (failed[0].message or "").split(": ", 1)[1]
+        assert [e.message for e in waits] == [
+            f"eviction from member1 waits: state preservation failed: {why}"]
         await report(world, rb, BOTH, {"member1": {"jobId": "late"}})
         await world.until(200)  # the retry backoff brings it back
         (task,) = (await get(world, rb)).spec.graceful_eviction_tasks or []

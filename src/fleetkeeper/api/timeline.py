@@ -49,6 +49,8 @@ WORK_CLEANED_UP = "WorkCleanedUp"
 WORKLOAD_HEALTH = "WorkloadHealth"
 DISPATCH_SUSPENDED = "DispatchSuspended"
 DISPATCH_RESUMED = "DispatchResumed"
+#: new Works held back until a ``Directly`` eviction's old copy is gone
+DISPATCH_WAITING = "DispatchWaiting"
 REMEDY = "Remedy"
 TRAFFIC = "Traffic"
 SCENARIO = "Scenario"

@@ -115,6 +115,8 @@ class ApplicationFailover:
         self._recorder = ctx.recorder(NAME)
         #: bindings already warned about a configuration that can never fire: (uid, apiVersion, kind)
         self._warned: set[tuple[str, str, str]] = set()
+        #: binding uid → the state-preservation failures last put on its timeline (told once each)
+        self._told_failures: dict[str, dict[str, str]] = {}
 
     def _cached(self, request: Request) -> b.Binding | None:
         return self._rbs.get(str(request)) if request.namespace else self._crbs.get(request.name)
@@ -157,6 +159,7 @@ class ApplicationFailover:
             raise
         plan = plans[-1]
         await self._record(written or binding, plan, now)
+        await self._tell_failures(binding, plan.failed)
         if plan.failed:
             for cluster, reason in plan.failed.items():
                 await self._failed(binding, f"Evict from cluster {cluster} failed: {reason}")
@@ -196,6 +199,22 @@ class ApplicationFailover:
             await self._recorder.timeline(binding, tl.EVICTION_STARTED,
                                           rules.blocked_message(cluster, now, app.block_predecessor_seconds),
                                           reason="BlockPredecessor")
+
+    async def _tell_failures(self, binding: b.Binding, failed: dict[str, str]) -> None:
+        """Put a state-preservation failure that holds an eviction on the timeline, once while it
+        lasts (the reconcile is retried with backoff, and each retry fails the same way)."""
+        uid = binding.metadata.uid or binding.key
+        told = self._told_failures.get(uid, {})
+        for cluster, reason in failed.items():
+            if told.get(cluster) != reason:
+                await self._recorder.timeline(
+                    binding, tl.EVICTION_BLOCKED,
+                    f"eviction from {cluster} waits: state preservation failed: {reason}",
+                    reason="StatePreservationFailed")
+        if failed:
+            self._told_failures[uid] = dict(failed)
+        else:
+            self._told_failures.pop(uid, None)
 
     async def _failed(self, binding: b.Binding, message: str) -> None:
         for obj in (binding, _template(binding)):

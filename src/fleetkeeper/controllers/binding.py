@@ -40,6 +40,7 @@ from fleetkeeper import errors
 from fleetkeeper.api import constants
 from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.cluster import Cluster
+from fleetkeeper.api.conditions import is_condition_true
 from fleetkeeper.api.core import Namespace
 from fleetkeeper.api.matching import resource_selectors_priority
 from fleetkeeper.api.meta import ObjectMeta, Resource, Unstructured
@@ -133,6 +134,8 @@ class BindingController:
         #: Work key → resourceVersion of this controller's last update of it, until its event
         #: comes: what the controller wrote itself is no reason to look at the binding again
         self._wrote: dict[str, str] = {}
+        #: binding uid → the clusters whose ``Directly`` copies its new Works wait for (told once)
+        self._directly_waits: dict[str, tuple[str, ...]] = {}
 
     def _template_handler(self, kind: Kind) -> EnqueueMapped[Resource]:
         return EnqueueMapped(self._handler_target, binding_of_template, predicate=template_changed)
@@ -208,7 +211,10 @@ class BindingController:
         if orphans:
             await self._delete_works(binding, orphans, "orphaned: the cluster is no longer a target",
                                      report=True)
-        if rules.works_in(works, rules.directly_clusters(spec)):
+        held = rules.works_in(works, rules.directly_clusters(spec))
+        waiting_on = sorted({b.cluster_of_work(w) or "" for w in held})
+        await self._note_directly_wait(binding, waiting_on)
+        if waiting_on:
             return Result(requeue_after=rules.DIRECTLY_REQUEUE_SECONDS)
         resource = spec.resource
         try:
@@ -414,9 +420,30 @@ class BindingController:
         with contextlib.suppress(errors.NotFound):
             await write(self._ctx.client, binding, change)
 
+    async def _note_directly_wait(self, binding: b.Binding, clusters: list[str]) -> None:
+        """Say on the timeline, once per wait, why no new Work is written yet (purge mode
+        ``Directly``: the old copy goes first, and a cluster that does not answer keeps it)."""
+        uid = binding.metadata.uid or binding.key
+        if not clusters:
+            self._directly_waits.pop(uid, None)
+            return
+        if self._directly_waits.get(uid) == tuple(clusters):
+            return
+        self._directly_waits[uid] = tuple(clusters)
+        message = (f"new Works wait until the old copy in {', '.join(clusters)} is removed "
+                   "(purge mode Directly)")
+        silent = [name for name in clusters if not _ready(self._clusters.get(name))]
+        if silent:
+            message += f"; {', '.join(silent)} is not Ready: its copy is removed once it answers again"
+        await self._recorder.timeline(binding, tl.DISPATCH_WAITING, message, reason="PurgeDirectly")
+
     async def _event(self, binding: b.Binding, kind: EventType, reason: str, message: str) -> None:
         await self._recorder.event(binding, kind, reason, message)
         await self._recorder.event(template_stub(binding), kind, reason, message)
+
+
+def _ready(cluster: Cluster | None) -> bool:
+    return cluster is not None and is_condition_true(cluster.status.conditions, constants.COND_READY)
 
 
 def setup(mgr: Manager, ctx: Context) -> None:
