@@ -25,7 +25,9 @@ spec:
     - {name: member2, syncMode: Pull, nodes: 2, podStartup: 500ms}
   resources:
     - {apiVersion: apps/v1, kind: Deployment, metadata: {name: nginx, namespace: default},
-       spec: {replicas: 3}}
+       spec: {replicas: 3, selector: {matchLabels: {app: nginx}},
+              template: {metadata: {labels: {app: nginx}},
+                         spec: {containers: [{name: nginx, image: nginx}]}}}}
   timeline:
     - at: 60s
       do: [{clusterDown: member1}, {setNodes: {cluster: member2, nodes: 1}}]

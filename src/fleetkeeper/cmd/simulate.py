@@ -1,7 +1,11 @@
 """``fleetkeeper simulate FILE``: a scenario on the real control plane in virtual time.
 
 Exit codes (SCENARIO-FORMAT.md): 0 every expectation held, 1 at least one failed,
-2 the file is invalid (the message names the field).
+2 the file is invalid (the message names the field) — or the ``--store`` cannot hold the run.
+
+A scenario starts from nothing: its clusters and resources are the whole world. A
+``--store`` that already holds objects (say, a previous run's) would carry them over and
+change the story, so it is refused; give an empty store or a fresh path.
 
 The control plane, the API kinds and the scenario machinery are imported when a run
 starts, not with the command: ``fleetkeeper simulate --help`` answers at once.
@@ -16,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from fleetkeeper.clock import VirtualClock
-from fleetkeeper.errors import ScenarioError
+from fleetkeeper.errors import FleetkeeperError, ScenarioError
 
 if TYPE_CHECKING:
     from fleetkeeper.members.interface import MemberPool
@@ -26,12 +30,45 @@ if TYPE_CHECKING:
     from fleetkeeper.store.interface import StoreProtocol
 
 
+class StoreUnusable(FleetkeeperError):
+    """The store URL cannot be opened, or its store is not empty."""
+
+
 class PlaneFactory:
-    """Builds the control plane and Pull agents of one run over one shared store."""
+    """Builds the control plane and Pull agents of one run over one shared store.
+
+    The store is opened from ``store_url`` at the first call, unless one was given in
+    ``store`` (then it is used as it is). :meth:`check_store` says beforehand whether the
+    URL opens onto an empty store.
+    """
 
     def __init__(self, store_url: str = "memory://") -> None:
         self.store_url = store_url
         self.store: StoreProtocol | None = None
+
+    def check_store(self) -> None:
+        """Raise :class:`StoreUnusable` unless ``store_url`` opens and holds nothing yet.
+
+        Call it outside any event loop: the store is opened and closed again here.
+        """
+        import asyncio
+
+        from fleetkeeper.store import open_backend
+
+        url = self.store_url
+        try:
+            backend = open_backend(url)
+        except Exception as exc:  # any backend's failure to open (bad URL, unreadable file)
+            raise StoreUnusable(f"--store {url}: cannot open the store: {exc}") from None
+        try:
+            revision = backend.revision
+        finally:
+            asyncio.run(backend.close())
+        if revision:
+            raise StoreUnusable(
+                f"--store {url}: the store is not empty (it has recorded {revision} change(s)); "
+                "a scenario must start from an empty store: give an empty one or a fresh path"
+            )
 
     def __call__(self, *, clock: VirtualClock, options: Options, members: MemberPool, scope: Scope,
                  uid_factory: Callable[[], str]) -> Plane:
@@ -46,12 +83,15 @@ class PlaneFactory:
 
 
 def run_file(path: str | Path, *, store_url: str = "memory://") -> Outcome:
-    """Load and run a scenario file (raises ScenarioError when it is invalid)."""
+    """Load and run a scenario file (raises ScenarioError when it is invalid, StoreUnusable when
+    the store cannot be opened or is not empty)."""
     from fleetkeeper.simulation import scenario
     from fleetkeeper.simulation.driver import run_scenario
 
     sc = scenario.load_file(path)
-    return run_scenario(sc, PlaneFactory(store_url))
+    factory = PlaneFactory(store_url)
+    factory.check_store()
+    return run_scenario(sc, factory)
 
 
 def simulate(
@@ -60,7 +100,8 @@ def simulate(
     timeline: Annotated[
         bool, typer.Option("--timeline", help="print every notable event with its time")
     ] = False,
-    store: Annotated[str, typer.Option(help="store URL for the run (memory:// or sqlite:///path)")] = "memory://",
+    store: Annotated[str, typer.Option(
+        help="store URL for the run (memory://, or sqlite:///path of an empty or new file)")] = "memory://",
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error (stderr)")] = "error",
 ) -> None:
     """Run a failover story in virtual time and check its expectations."""
@@ -72,12 +113,17 @@ def simulate(
         raise typer.BadParameter("must be text or json", param_hint="--output")
     clock = VirtualClock()
     logs.configure(level=log_level, clock=clock)
+    factory = PlaneFactory(store)
     try:
         sc = scenario.load_file(file)
+        factory.check_store()
+        outcome = run_scenario(sc, factory, clock=clock)
     except ScenarioError as exc:
         typer.echo(f"error: {file}: {exc}", err=True)
         raise typer.Exit(2) from None
-    outcome = run_scenario(sc, PlaneFactory(store), clock=clock)
+    except StoreUnusable as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     if output == "json":
         typer.echo(report.as_json(outcome, timeline=timeline))
     else:
@@ -86,4 +132,4 @@ def simulate(
     raise typer.Exit(0 if outcome.passed else 1)
 
 
-__all__ = ["PlaneFactory", "run_file", "simulate"]
+__all__ = ["PlaneFactory", "StoreUnusable", "run_file", "simulate"]

@@ -2,9 +2,10 @@
 
 Fault actions are method calls on the simulated cluster named after the action;
 ``apply``/``delete``/``patch``/``setCondition`` go through the control plane's client,
-so admission validates them exactly as it validates ``kubectl``. An action the
-control plane refuses (e.g. an invalid manifest) is reported as a failed step, not a
-crash.
+so admission validates them exactly as it validates ``kubectl``. A manifest that is
+invalid on its own never gets here (the loader refuses the file); an action the control
+plane refuses for what it holds at that moment (e.g. a namespace that is gone) is
+reported as a failed step, not a crash.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from fleetkeeper.api import conditions
 from fleetkeeper.api.meta import Condition
 from fleetkeeper.api.scheme import SCHEME
 from fleetkeeper.client.interface import Client
+from fleetkeeper.simulation.admitted import cluster_manifest
 from fleetkeeper.simulation.scenario import Action, ClusterDef
 
 if TYPE_CHECKING:
@@ -27,29 +29,33 @@ class ActionFailed(errors.FleetkeeperError):
     """The control plane refused an action of the scenario."""
 
 
-def cluster_manifest(c: ClusterDef) -> dict[str, Any]:
-    """The Cluster object a scenario cluster joins with."""
-    spec: dict[str, Any] = {"syncMode": c.sync_mode, "apiEndpoint": f"simulated://{c.name}"}
-    if c.provider:
-        spec["provider"] = c.provider
-    if c.region:
-        spec["region"] = c.region
-    if c.zone:
-        spec["zones"] = [c.zone]
-    if c.taints:
-        spec["taints"] = c.taints
-    meta: dict[str, Any] = {"name": c.name}
-    if c.labels:
-        meta["labels"] = dict(c.labels)
-    return {"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "metadata": meta, "spec": spec}
-
-
 async def join_clusters(driver: Driver, clusters: list[ClusterDef]) -> None:
-    """Register every scenario cluster; start the agents of Pull clusters."""
-    for c in clusters:
-        await apply_manifest(driver.client, cluster_manifest(c))
+    """Register every scenario cluster; start the agents of Pull clusters.
+
+    A cluster the control plane refuses makes the file invalid: ``errors.ScenarioError``
+    naming ``spec.clusters[i]``.
+    """
+    for i, c in enumerate(clusters):
+        try:
+            await apply_manifest(driver.client, cluster_manifest(c))
+        except errors.ApiError as exc:
+            raise errors.ScenarioError(f"spec.clusters[{i}]", refused(exc)) from None
         if c.sync_mode == "Pull":
             driver.start_agent(c.name)
+
+
+async def apply_resources(client: Client, resources: list[dict[str, Any]]) -> None:
+    """Apply the manifests of ``spec.resources`` in order; a refusal is ``errors.ScenarioError``."""
+    for i, manifest in enumerate(resources):
+        try:
+            await apply_manifest(client, manifest)
+        except errors.ApiError as exc:
+            raise errors.ScenarioError(f"spec.resources[{i}]", refused(exc)) from None
+
+
+def refused(exc: errors.ApiError) -> str:
+    """How a control-plane refusal reads in a report."""
+    return f"the control plane refused it: {exc.message}"
 
 
 async def apply_manifest(client: Client, manifest: dict[str, Any]) -> None:
@@ -106,7 +112,7 @@ async def perform(driver: Driver, action: Action) -> None:
         else:  # the loader only lets known actions through
             raise ActionFailed(f"{action.where}: unknown action {name!r}")
     except errors.ApiError as exc:
-        raise ActionFailed(f"{action.where}: the control plane refused it: {exc.message}") from exc
+        raise ActionFailed(f"{action.where}: {refused(exc)}") from exc
 
 
 _CLUSTER_FAULTS = {
@@ -153,4 +159,7 @@ async def _set_condition(driver: Driver, arg: dict[str, Any]) -> None:
     raise ActionFailed(f"setCondition on {arg['cluster']}: kept conflicting with other writers")
 
 
-__all__ = ["ActionFailed", "apply_manifest", "cluster_manifest", "join_clusters", "perform"]
+__all__ = [
+    "ActionFailed", "apply_manifest", "apply_resources", "cluster_manifest", "join_clusters", "perform",
+    "refused",
+]

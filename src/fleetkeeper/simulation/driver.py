@@ -177,8 +177,7 @@ class Driver:
             await self.clock.settle()
             await actions.join_clusters(self, self.scenario.clusters)
             await self.clock.settle()  # joined = registered and reported, as after `karmadactl join`
-            for manifest in self.scenario.resources:
-                await actions.apply_manifest(self.client, manifest)
+            await actions.apply_resources(self.client, self.scenario.resources)
             await self.clock.settle()
             for step in self.scenario.timeline:
                 await self._step(step)
@@ -326,7 +325,11 @@ def run_scenario(
     clock: VirtualClock | None = None,
     observers: list[Observer] | None = None,
 ) -> Outcome:
-    """Run ``scenario`` to its end on a fresh virtual clock; same input, same outcome."""
+    """Run ``scenario`` to its end on a fresh virtual clock; same input, same outcome.
+
+    Raises ``errors.ScenarioError`` (naming ``spec.clusters[i]`` or ``spec.resources[i]``)
+    when the control plane refuses what the file sets up at time 0.
+    """
     clock = clock or VirtualClock()
     return clock.run(Driver(scenario, clock, factory, observers=observers).run())
 

@@ -3,6 +3,9 @@
 The format is a public contract: every error names the field (``spec.timeline[2].do[0]
 .setNodes.nodes``) and the rule, and raises :class:`fleetkeeper.errors.ScenarioError`
 (the CLI turns it into exit code 2). Nothing here runs anything.
+
+What the control plane would refuse is judged from the file too
+(:mod:`~fleetkeeper.simulation.admitted`): a run never starts on a file it would refuse.
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ from typing import Any
 
 import yaml
 
+from fleetkeeper.api import yamlload
 from fleetkeeper.errors import ScenarioError
 from fleetkeeper.options import Options, options_from_settings, parse_duration
-from fleetkeeper.simulation import checks, paths
+from fleetkeeper.simulation import admitted, checks, paths
 
 CLUSTER_ACTIONS = (
     "clusterDown",
@@ -97,11 +101,13 @@ class Scenario:
 def load_file(path: str | Path) -> Scenario:
     """Read and validate a scenario file."""
     try:
-        text = Path(path).read_text()
+        text = yamlload.text_of(Path(path).read_bytes())
     except OSError as exc:
         raise ScenarioError("", f"cannot read {path}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise ScenarioError("", f"cannot read: {exc}") from None
     try:
-        data = yaml.safe_load(text)
+        data = yamlload.load(text)
     except yaml.YAMLError as exc:
         raise ScenarioError("", f"not valid YAML: {exc}") from None
     return parse(data)
@@ -170,35 +176,34 @@ def _clusters(raw: Any) -> list[ClusterDef]:
         nodes = c.get("nodes", 3)
         if not isinstance(nodes, int) or isinstance(nodes, bool) or nodes < 0:
             raise ScenarioError(f"{where}.nodes", f"must be a non-negative integer, got {nodes!r}")
-        resources = _mapping(c.get("nodeResources", {}), f"{where}.nodeResources")
-        node_resources = {"cpu": "8", "memory": "32Gi", "pods": "110"}
-        node_resources.update({str(k): str(v) for k, v in resources.items()})
+        given = _mapping(c.get("nodeResources", {}), f"{where}.nodeResources")
+        node_resources = admitted.node_resources(given, f"{where}.nodeResources")
         labels = _mapping(c.get("labels", {}), f"{where}.labels")
         taints = [
             _mapping(t, f"{where}.taints[{j}]")
             for j, t in enumerate(_list(c.get("taints", []), f"{where}.taints"))
         ]
-        out.append(
-            ClusterDef(
-                name=name,
-                sync_mode=mode,
-                labels={str(k): str(v) for k, v in labels.items()},
-                provider=str(c.get("provider", "")),
-                region=str(c.get("region", "")),
-                zone=str(c.get("zone", "")),
-                taints=taints,
-                nodes=nodes,
-                node_resources=node_resources,
-                pod_startup=_duration(c.get("podStartup", "2s"), f"{where}.podStartup"),
-            )
+        cluster = ClusterDef(
+            name=name,
+            sync_mode=mode,
+            labels={str(k): str(v) for k, v in labels.items()},
+            provider=str(c.get("provider", "")),
+            region=str(c.get("region", "")),
+            zone=str(c.get("zone", "")),
+            taints=taints,
+            nodes=nodes,
+            node_resources=node_resources,
+            pod_startup=_duration(c.get("podStartup", "2s"), f"{where}.podStartup"),
         )
+        admitted.check_cluster(cluster, where)
+        out.append(cluster)
     return out
 
 
 def _resources(raw: Any) -> list[dict[str, Any]]:
     items = _list(raw, "spec.resources")
     for i, item in enumerate(items):
-        _manifest(item, f"spec.resources[{i}]")
+        _admitted_manifest(item, f"spec.resources[{i}]")
     return list(items)
 
 
@@ -208,6 +213,13 @@ def _manifest(item: Any, where: str) -> dict[str, Any]:
     _string(m.get("kind"), f"{where}.kind")
     meta = _mapping(m.get("metadata"), f"{where}.metadata")
     _string(meta.get("name"), f"{where}.metadata.name")
+    return m
+
+
+def _admitted_manifest(item: Any, where: str) -> dict[str, Any]:
+    """A manifest the control plane would accept on its own (decoding and admission)."""
+    m = _manifest(item, where)
+    admitted.check_manifest(m, where)
     return m
 
 
@@ -258,7 +270,7 @@ def _action(raw: Any, where: str, clusters: set[str]) -> Action:
         if not isinstance(n, int) or isinstance(n, bool) or n < 0:
             raise ScenarioError(f"{at}.nodes", f"must be a non-negative integer, got {n!r}")
     elif name == "apply":
-        _manifest(arg, at)
+        _admitted_manifest(arg, at)
     elif name in ("delete", "patch"):
         w = _mapping(arg, at)
         for key in ("apiVersion", "kind", "name"):

@@ -1,0 +1,74 @@
+"""Reading YAML the way Kubernetes does: ``yaml.safe_load`` that refuses duplicate mapping keys.
+
+PyYAML keeps the last of two equal keys in a mapping; Kubernetes' parser (sigs.k8s.io/yaml over
+go-yaml) refuses the document with ``mapping key "x" already defined at line N``. A file that
+says ``timeline:`` twice almost always lost half of what its author meant, so every reader of
+user-written YAML (scenario files, ``schedule`` and ``interpret`` inputs) checks that the bytes
+are UTF-8 with :func:`text_of`, then loads the text with :func:`load` or :func:`load_all`.
+
+Everything else is ``yaml.safe_load``: the same tags, the same types, and merge keys (``<<``)
+still give way to the keys written beside them. A duplicate raises :class:`DuplicateKeyError`,
+a ``yaml.YAMLError``, so callers that already catch YAML errors report it with the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+import yaml
+from yaml.constructor import ConstructorError
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class DuplicateKeyError(ConstructorError):
+    """A mapping names the same key twice (the message gives the key and both lines)."""
+
+
+class _Loader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that checks each mapping's own keys for duplicates before building it."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, yaml.Node] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == _MERGE_TAG:
+                    continue
+                key = self.construct_object(key_node, deep=True)  # cached: built once
+                try:
+                    first = seen.setdefault(key, key_node)
+                except TypeError:  # an unhashable key: the base class reports it
+                    continue
+                if first is not key_node:
+                    raise DuplicateKeyError(
+                        None, None,
+                        f"mapping key {_shown(key)} already defined at line {first.start_mark.line + 1}",
+                        key_node.start_mark,
+                    )
+        return super().construct_mapping(node, deep=deep)
+
+
+def _shown(key: Any) -> str:
+    return f'"{key}"' if isinstance(key, str) else repr(key)
+
+
+def text_of(raw: bytes) -> str:
+    """``raw`` decoded as UTF-8; ``ValueError("not UTF-8 text (byte 0xff at offset 12)")`` if it is not."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})") from None
+
+
+def load(text: str) -> Any:
+    """The one document in ``text``, as ``yaml.safe_load`` builds it; duplicate keys are refused."""
+    return yaml.load(text, Loader=_Loader)
+
+
+def load_all(text: str) -> list[Any]:
+    """Every document in ``text`` (``None`` for an empty one), as ``yaml.safe_load_all`` builds them."""
+    return list(yaml.load_all(text, Loader=_Loader))
+
+
+__all__ = ["DuplicateKeyError", "load", "load_all", "text_of"]
