@@ -13,7 +13,10 @@ Files may hold several YAML documents; ``-`` reads stdin. The output is a list o
 such as ConfigMaps). With a template, the replicas and per-replica requirements come
 from the resource interpreter (``spec.replicas`` when it has no rule for the kind).
 Placements get the admission defaults first (``spreadByField: cluster``, ``minGroups:
-1``, ``Weighted``), as a policy written to the control plane would.
+1``, ``Weighted``), as a policy written to the control plane would; a PropagationPolicy
+goes through the control plane's whole admission, so a policy it would refuse is refused
+here with the same message. A PropagationPolicy without a namespace is in the template's
+(``default`` if the template has none either), as ``kubectl apply`` would put it.
 
 Exit codes: 0 scheduled; 1 unschedulable — the reason is printed per cluster, in the
 words the controller records (``cluster "member3" is not fit, reason: cluster(s) had
@@ -32,6 +35,7 @@ import typer
 import yaml
 
 from fleetkeeper import errors
+from fleetkeeper.api import admission, yamlload
 from fleetkeeper.api.admission_placement import default_placement
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.matching import resource_selectors_priority
@@ -60,6 +64,8 @@ class Inputs:
     """What the files held, sorted by role."""
 
     clusters: list[Cluster] = field(default_factory=list)
+    #: where each cluster was read (``file: document n``), by name
+    cluster_sources: dict[str, str] = field(default_factory=dict)
     bindings: list[tuple[str, Binding]] = field(default_factory=list)
     policies: list[tuple[str, Policy]] = field(default_factory=list)
     templates: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
@@ -70,11 +76,13 @@ class Inputs:
 
 def _documents(path: str) -> list[Any]:
     try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text("utf-8")
+        text = yamlload.text_of(sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes())
     except OSError as exc:
         raise BadInput(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise BadInput(f"{path}: cannot read: {exc}") from None
     try:
-        return [doc for doc in yaml.safe_load_all(text) if doc is not None]
+        return [doc for doc in yamlload.load_all(text) if doc is not None]
     except yaml.YAMLError as exc:
         raise BadInput(f"{path}: invalid YAML: {exc}") from None
 
@@ -97,7 +105,7 @@ def _classify(found: Inputs, doc: dict[str, Any], where: str) -> None:
         raise BadInput(f"{where}: apiVersion and kind are required")
     try:
         if kind == "Cluster":
-            found.clusters.append(Cluster.from_dict(doc))
+            _add_cluster(found, Cluster.from_dict(doc), where)
         elif kind in _BINDINGS:
             found.bindings.append((where, _BINDINGS[kind].from_dict(doc)))
         elif kind in _POLICIES:
@@ -108,6 +116,15 @@ def _classify(found: Inputs, doc: dict[str, Any], where: str) -> None:
             found.templates.append((where, doc))
     except errors.Invalid as exc:
         raise BadInput(f"{where}: {exc.message}") from None
+
+
+def _add_cluster(found: Inputs, cluster: Cluster, where: str) -> None:
+    first = found.cluster_sources.get(cluster.name)
+    if first is not None:
+        raise BadInput(f"{where}: metadata.name: Duplicate value: {cluster.name!r}: "
+                       f"a Cluster of that name is already given in {first}")
+    found.cluster_sources[cluster.name] = where
+    found.clusters.append(cluster)
 
 
 # --------------------------------------------------------------------------- the binding
@@ -132,14 +149,24 @@ def binding_of(found: Inputs) -> Binding:
     if resource_selectors_priority(policy.spec.resource_selectors, template) == 0:
         raise BadInput(f"{policy_where}: spec.resourceSelectors: does not select {template['kind']} "
                        f"{template['metadata']['name']!r} of {where}")
-    return _from_template(template, policy, where)
+    return _from_template(template, _admitted(policy, template, policy_where), where)
+
+
+def _admitted(policy: Policy, template: dict[str, Any], where: str) -> Policy:
+    """The policy as the control plane would store it (defaulted), or the reason it would refuse it."""
+    if isinstance(policy, PropagationPolicy) and not policy.metadata.namespace:
+        policy = policy.deep_copy()
+        policy.metadata.namespace = template["metadata"].get("namespace") or "default"
+    try:
+        return admission.admit(policy, None, operation="CREATE", now=SystemClock().now())
+    except errors.ApiError as exc:
+        raise BadInput(f"{where}: {exc.message}") from None
 
 
 def _from_template(template: dict[str, Any], policy: Policy, where: str) -> Binding:
     meta = template["metadata"]
     replicas, requirements = _replicas(template, where)
-    placement = policy.spec.placement.model_copy(deep=True)
-    default_placement(placement)
+    placement = policy.spec.placement
     namespace = meta.get("namespace") or ("default" if isinstance(policy, PropagationPolicy) else None)
     spec = {
         "resource": {"apiVersion": template["apiVersion"], "kind": template["kind"], "namespace": namespace,
