@@ -81,9 +81,11 @@ end
 
 ------------------------------------------------------------------------------ pairs
 -- Lua 5.4 walks hash keys in an order that changes from one runtime to the next (string hashes
--- are seeded at random); gopher-lua walks them in insertion order. Neither can be copied, so
--- pairs walks keys sorted (numbers, then strings): the same script gives the same result on
--- every run, which deterministic simulation needs.
+-- are seeded at random); gopher-lua walks them in insertion order. Neither can be copied (Lua 5.4
+-- records no insertion order, and building a table with a constructor or storing a new key in it
+-- runs nothing the sandbox could hook, short of a metatable on every table), so pairs walks keys
+-- sorted (numbers, then strings): the same script gives the same result on every run, which
+-- deterministic simulation needs.
 local TYPE_RANK = { boolean = 1, number = 2, string = 3 }
 
 local function key_less(a, b)
