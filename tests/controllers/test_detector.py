@@ -98,6 +98,52 @@ def test_deleting_the_policy_releases_the_claim_and_keeps_the_workload_running()
     run(main)
 
 
+def test_a_binding_orphaned_from_its_template_outlives_it_with_its_works() -> None:
+    """``kubectl delete --cascade=orphan``: the API server removes the template's ownership
+    first, and a binding its template no longer owns is not the detector's to delete."""
+    async def main(clock: VirtualClock) -> None:
+        async with running(clock, "member1", "member2") as world:
+            await world.apply(propagation_policy())
+            await world.apply(deployment())
+            await world.wait_for(claimed_by(world, "nginx-propagation"))
+            await world.wait_for(lambda: _works(world, 2))
+            rb = await binding(world)
+            assert rb is not None and rb.metadata.owner_references
+            meta = rb.metadata.model_copy(update={"owner_references": None})
+            await world.client.update(rb.model_copy(update={"metadata": meta}))
+            await world.client.delete(Deployment, "nginx", "default")
+            await world.settle(30)
+            assert await binding(world) is not None
+            assert len((await world.client.list(Work)).items) == 2
+
+    run(main)
+
+
+def test_a_template_deleted_in_the_foreground_goes_after_its_binding() -> None:
+    async def main(clock: VirtualClock) -> None:
+        async with running(clock, "member1", "member2") as world:
+            await world.apply(propagation_policy())
+            await world.apply(deployment())
+            await world.wait_for(lambda: _works(world, 2))
+            template = await world.client.get(Deployment, "nginx", "default")
+            held = [constants.FOREGROUND_DELETION_FINALIZER]
+            meta = template.metadata.model_copy(update={"finalizers": held})
+            await world.client.update(template.model_copy(update={"metadata": meta}))
+            await world.client.delete(Deployment, "nginx", "default")
+
+            async def all_gone() -> bool:
+                return (await binding(world) is None and not (await world.client.list(Work)).items
+                        and not (await world.client.list(Deployment, "default")).items)
+
+            await world.wait_for(all_gone)
+
+    run(main)
+
+
+async def _works(world: World, count: int) -> bool:
+    return len((await world.client.list(Work)).items) == count
+
+
 def test_templates_in_reserved_namespaces_are_never_propagated() -> None:
     async def main(clock: VirtualClock) -> None:
         async with running(clock, "member1") as world:

@@ -88,6 +88,9 @@ CLUSTER_RESOURCE_BINDING_CONTROLLER_FINALIZER: Final = "karmada.io/cluster-resou
 BINDING_DEPENDENCIES_DISTRIBUTOR_FINALIZER: Final = "karmada.io/binding-dependencies-distributor"
 PROPAGATION_POLICY_CONTROLLER_FINALIZER: Final = "karmada.io/propagation-policy-controller"
 CLUSTER_PROPAGATION_POLICY_CONTROLLER_FINALIZER: Final = "karmada.io/cluster-propagation-policy-controller"
+#: Kubernetes' finalizer of an object deleted with ``propagationPolicy: Foreground``: it stays,
+#: deleting, until the dependents that block their owner's deletion are gone
+FOREGROUND_DELETION_FINALIZER: Final = "foregroundDeletion"
 
 # --- condition types (§3.3) -----------------------------------------------------------------------
 COND_READY: Final = "Ready"

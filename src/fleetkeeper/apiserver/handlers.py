@@ -15,9 +15,9 @@ Delete answers ``200`` with the removed object, or with the object carrying its
 ``deletionTimestamp`` while finalizers still hold it — kubectl then watches for the
 final removal (``kubectl delete --wait``). As kube-apiserver does, it answers ``202``
 for a held object only when the request asked ``orphanDependents: false``.
-``propagationPolicy``, ``orphanDependents`` and ``gracePeriodSeconds`` are accepted (and
-checked) for compatibility; fleetkeeper has no garbage collector of dependents, so they
-do not change what is removed.
+``propagationPolicy`` (and the older ``orphanDependents``) decide what becomes of a resource
+template's binding (:mod:`~fleetkeeper.apiserver.cascade`: orphaned, or deleted first);
+``gracePeriodSeconds`` is accepted (and checked) for compatibility.
 """
 
 from __future__ import annotations
@@ -28,10 +28,11 @@ from typing import Any
 from starlette.responses import Response
 
 from fleetkeeper import errors
-from fleetkeeper.apiserver import fields, namespaces, tables
+from fleetkeeper.apiserver import cascade, fields, namespaces, tables
 from fleetkeeper.apiserver.admit import admit_object, shape
 from fleetkeeper.apiserver.request import wants_table
 from fleetkeeper.apiserver.state import Context, ServerState, json_response
+from fleetkeeper.store import objects as o
 
 PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
 
@@ -131,6 +132,8 @@ class _DeleteOptions:
     uid: str | None
     #: ``orphanDependents: false`` was asked (a held object is then answered 202)
     no_orphans: bool
+    #: Background, Orphan or Foreground (:mod:`~fleetkeeper.apiserver.cascade`)
+    propagation: str = "Background"
 
 
 def _delete_options(ctx: Context, body: dict[str, Any] | None) -> _DeleteOptions:
@@ -155,7 +158,8 @@ def _delete_options(ctx: Context, body: dict[str, Any] | None) -> _DeleteOptions
     if not isinstance(preconditions, dict):
         raise errors.BadRequest("preconditions must be an object")
     rv, uid = preconditions.get("resourceVersion"), preconditions.get("uid")
-    return _DeleteOptions(str(rv) if rv else None, str(uid) if uid else None, orphan in (False, "false"))
+    return _DeleteOptions(str(rv) if rv else None, str(uid) if uid else None, orphan in (False, "false"),
+                          cascade.policy_of(policy, orphan in (True, "true")))
 
 
 async def delete_object(state: ServerState, ctx: Context, body: dict[str, Any] | None) -> Response:
@@ -165,10 +169,27 @@ async def delete_object(state: ServerState, ctx: Context, body: dict[str, Any] |
     gk, namespace, name = target.info.group_kind, target.namespace or "", target.name or ""
     if ctx.dry_run:
         return json_response(await state.store.get(gk, namespace, name))
-    result = await state.store.delete(gk, namespace, name, resource_version=options.resource_version,
-                                      uid=options.uid)
+    version = options.resource_version
+    if options.propagation != "Background":
+        current = await state.store.get(gk, namespace, name)
+        _check_preconditions(current, options)  # before the dependents are touched
+        if options.propagation == "Orphan":
+            await cascade.orphan(state, current)
+        elif await cascade.hold_for_dependents(state, current):
+            version = None  # the finalizer write moved it on; the precondition held before
+    result = await state.store.delete(gk, namespace, name, resource_version=version, uid=options.uid)
     held = bool((result.get("metadata") or {}).get("deletionTimestamp"))
     return json_response(result, 202 if held and options.no_orphans else 200)
+
+
+def _check_preconditions(current: dict[str, Any], options: _DeleteOptions) -> None:
+    """The DELETE's preconditions, as the store checks them (answered the same way)."""
+    key, meta = o.key_of(current), current.get("metadata") or {}
+    if options.uid and options.uid != meta.get("uid"):
+        raise o.conflict(key, f"Precondition failed: UID in precondition: {options.uid}, "
+                              f"UID in object meta: {meta.get('uid')}")
+    if options.resource_version and options.resource_version != meta.get("resourceVersion"):
+        raise o.conflict(key, o.STALE)
 
 
 async def delete_collection(state: ServerState, ctx: Context, body: dict[str, Any] | None) -> Response:

@@ -227,7 +227,9 @@ class Detector:
         except NotSynced:
             return Result(requeue_after=NOT_SYNCED_RETRY)
         if template is None or template.metadata.deletion_timestamp is not None:
-            await self._delete_binding(ref)
+            remaining = await self._delete_binding(ref)
+            if template is not None and not remaining:
+                await self._release_foreground(template)
             return Result()
         if rules.skipped_namespace(ref.namespace):
             return Result()
@@ -351,14 +353,35 @@ class Detector:
         with contextlib.suppress(errors.NotFound):
             await write(self._ctx.client, binding, change)
 
-    async def _delete_binding(self, ref: TemplateRef) -> None:
+    async def _delete_binding(self, ref: TemplateRef) -> bool:
+        """Delete the binding of a template that is gone or going, if the template still owns
+        it (one orphaned by ``propagationPolicy: Orphan`` stays); whether such a binding is left."""
         binding = self._binding(ref)
-        if binding is None or binding.metadata.deletion_timestamp is not None:
+        if binding is None or not rules.stands_for(binding, ref.api_version, ref.kind, ref.name):
+            return False
+        if not rules.owned_by(binding, ref.api_version, ref.kind, ref.name):
+            return False
+        if binding.metadata.deletion_timestamp is None:
+            with contextlib.suppress(errors.NotFound):
+                await self._ctx.client.delete(type(binding), binding.name, binding.namespace)
+        return True
+
+    async def _release_foreground(self, template: Resource) -> None:
+        """A template deleted in the foreground goes once its binding has gone (the binding's
+        removal wakes it): drop the ``foregroundDeletion`` finalizer."""
+        if constants.FOREGROUND_DELETION_FINALIZER not in (template.metadata.finalizers or ()):
             return
-        if not rules.stands_for(binding, ref.api_version, ref.kind, ref.name):
-            return
+
+        def change(current: Resource) -> Resource | None:
+            finalizers = [f for f in current.metadata.finalizers or ()
+                          if f != constants.FOREGROUND_DELETION_FINALIZER]
+            if finalizers == list(current.metadata.finalizers or ()):
+                return None
+            meta = current.metadata.model_copy(update={"finalizers": finalizers or None})
+            return current.model_copy(update={"metadata": meta})
+
         with contextlib.suppress(errors.NotFound):
-            await self._ctx.client.delete(type(binding), binding.name, binding.namespace)
+            await write(self._ctx.client, template, change)
 
 
 def setup(mgr: Manager, ctx: Context) -> None:

@@ -310,6 +310,15 @@ def binding_differs(current: Binding, desired: Binding) -> bool:
     return a != b
 
 
+def owned_by(binding: Binding, template_api_version: str, kind: str, name: str) -> bool:
+    """Whether that template is ``binding``'s controlling owner (the ownerReference the detector
+    sets; the garbage collector's orphaning removes it)."""
+    group = template_api_version.rpartition("/")[0]
+    return any(ref.controller and ref.kind == kind and ref.name == name
+               and ref.api_version.rpartition("/")[0] == group
+               for ref in binding.metadata.owner_references or ())
+
+
 def stands_for(binding: Binding, template_api_version: str, kind: str, name: str) -> bool:
     """Whether ``binding`` is the binding of that template (same group, kind and name)."""
     resource = binding.spec.resource
@@ -340,6 +349,7 @@ __all__ = [
     "is_lazy",
     "match_priority",
     "merge_suspension",
+    "owned_by",
     "owner_reference",
     "policy_id",
     "policy_title",
