@@ -28,7 +28,7 @@ from typing import Any
 from starlette.responses import Response
 
 from fleetkeeper import errors
-from fleetkeeper.apiserver import cascade, fields, namespaces, tables
+from fleetkeeper.apiserver import cascade, fieldlabels, fields, namespaces, tables
 from fleetkeeper.apiserver.admit import admit_object, shape
 from fleetkeeper.apiserver.request import wants_table
 from fleetkeeper.apiserver.state import Context, ServerState, json_response
@@ -57,7 +57,7 @@ async def list_objects(state: ServerState, ctx: Context) -> Response:
         raise errors.BadRequest(f"limit must be a non-negative integer, got {limit!r}")
     result = await state.store.list(
         info.group_kind, target.namespace,
-        label_selector=ctx.param("labelSelector") or None, field_selector=ctx.param("fieldSelector") or None,
+        label_selector=ctx.param("labelSelector") or None, field_selector=fieldlabels.field_selector(ctx),
         limit=int(limit) if limit else None, continue_token=ctx.param("continue") or None,
     )
     rv = str(result.revision)
@@ -197,7 +197,7 @@ async def delete_collection(state: ServerState, ctx: Context, body: dict[str, An
     _delete_options(ctx, body)
     gk = target.info.group_kind
     listed = await state.store.list(gk, target.namespace, label_selector=ctx.param("labelSelector") or None,
-                                    field_selector=ctx.param("fieldSelector") or None)
+                                    field_selector=fieldlabels.field_selector(ctx))
     removed: list[dict[str, Any]] = []
     for item in listed.items:
         meta = item.get("metadata") or {}

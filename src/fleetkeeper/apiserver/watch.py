@@ -37,7 +37,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from fleetkeeper import errors
-from fleetkeeper.apiserver import tables
+from fleetkeeper.apiserver import fieldlabels, tables
 from fleetkeeper.apiserver.request import parse_bool, parse_int, wants_table
 from fleetkeeper.apiserver.state import Context, ServerState
 from fleetkeeper.store.interface import Event, Watch
@@ -71,7 +71,7 @@ class _Stream:
     async def open(self) -> None:
         """List and subscribe (raising 4xx errors now, before the 200 is sent)."""
         ctx, store, info = self.ctx, self.state.store, self.ctx.target.info
-        labels, fields = ctx.param("labelSelector") or None, ctx.param("fieldSelector") or None
+        labels, fields = ctx.param("labelSelector") or None, fieldlabels.field_selector(ctx)
         rv = ctx.param("resourceVersion") or ""
         send_initial = ctx.param("sendInitialEvents")
         since: int | None

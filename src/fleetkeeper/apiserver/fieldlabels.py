@@ -1,0 +1,55 @@
+"""Which fields a ``fieldSelector`` may name, kind by kind, as kube-apiserver allows them.
+
+Every kind supports ``metadata.name`` and ``metadata.namespace``; a few built-in kinds add
+the fields Kubernetes indexes for them (a Pod's ``spec.nodeName`` and ``status.phase``, an
+Event's ``involvedObject.*``, …). Any other field is refused with ``400 field label not
+supported: spec.foo``, as Kubernetes refuses it — a misspelt selector that silently matched
+nothing would look like an empty list.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from fleetkeeper import errors
+from fleetkeeper.api.scheme import ResourceInfo
+from fleetkeeper.api.selectors import parse_field_selector
+from fleetkeeper.apiserver.state import Context
+
+COMMON: Final = frozenset({"metadata.name", "metadata.namespace"})
+#: (group, kind) → the fields beside :data:`COMMON` that kube-apiserver selects on
+EXTRA: Final[dict[tuple[str, str], frozenset[str]]] = {
+    ("", "Pod"): frozenset({"spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
+                            "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP",
+                            "status.podIPs", "status.nominatedNodeName"}),
+    ("", "Event"): frozenset({"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+                              "involvedObject.uid", "involvedObject.apiVersion",
+                              "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason",
+                              "reportingComponent", "source", "type"}),
+    ("", "Secret"): frozenset({"type"}),
+    ("", "Namespace"): frozenset({"status.phase"}),
+    ("", "Node"): frozenset({"spec.unschedulable"}),
+    ("", "Service"): frozenset({"spec.clusterIP", "spec.type"}),
+    ("apps", "ReplicaSet"): frozenset({"status.replicas"}),
+    ("batch", "Job"): frozenset({"status.successful"}),
+}
+
+
+def supported(info: ResourceInfo) -> frozenset[str]:
+    """The fields a selector may name for this kind."""
+    return COMMON | EXTRA.get((info.group, info.kind), frozenset())
+
+
+def field_selector(ctx: Context) -> str | None:
+    """The request's ``fieldSelector``, checked against its kind (``errors.BadRequest`` naming the field)."""
+    text = ctx.param("fieldSelector") or None
+    if text is None:
+        return None
+    allowed = supported(ctx.target.info)
+    for requirement in parse_field_selector(text):
+        if requirement.path not in allowed:
+            raise errors.BadRequest(f"field label not supported: {requirement.path}")
+    return text
+
+
+__all__ = ["COMMON", "EXTRA", "field_selector", "supported"]
