@@ -167,6 +167,22 @@ def test_a_result_and_its_condition_are_one_change_with_the_local_client() -> No
     run(main)
 
 
+def test_the_same_result_in_another_order_is_not_a_move() -> None:
+    async def main(clock: VirtualClock) -> None:
+        async with running(clock, cluster("member1"), cluster("member2")) as world:
+            given = [{"name": "member2", "replicas": 2}, {"name": "member1", "replicas": 1}]
+            made = await world.client.create(rb_body(WEIGHTS, replicas=3, clusters=given))
+            await world.settle()
+            after = await world.rb()
+            assert after.status.scheduler_observed_generation == made.metadata.generation, "it scheduled"
+            assert APPLIED_PLACEMENT_ANNOTATION in after.annotations()
+            assert [t.name for t in after.spec.clusters or ()] == ["member2", "member1"], "order kept"
+            assert after.metadata.generation == made.metadata.generation, "no spec write"
+            assert not (await world.client.list(tl.TimelineEntry)).items, "nothing moved"
+
+    run(main)
+
+
 def test_scaling_a_divided_binding_reschedules_it() -> None:
     async def main(clock: VirtualClock) -> None:
         async with running(clock, cluster("member1"), cluster("member2")) as world:

@@ -109,6 +109,10 @@ def describe(binding: Binding) -> str:
     return f"ClusterResourceBinding({binding.name})"
 
 
+def _by_name(targets: list[TargetCluster]) -> list[tuple[str, int]]:
+    return sorted((t.name, t.replicas) for t in targets)
+
+
 class SchedulingReconciler:
     """Schedules one binding per request (either kind); see the module notes."""
 
@@ -233,7 +237,7 @@ class SchedulingReconciler:
                     written = await self._write_result(binding, applied, outcome.clusters)
                 condition_changed = await self._write_status(written, now, error, outcome.affinity_name)
         if error is None:
-            moved = written is not binding
+            moved = written is not binding and written.spec.clusters != binding.spec.clusters
             await self._succeeded(binding, request, outcome.clusters or [], trigger, moved=moved,
                                   announce=moved or condition_changed)
             return Result()
@@ -275,6 +279,8 @@ class SchedulingReconciler:
         """The binding with the result and the applied placement; None when it already says so."""
         desired = [TargetCluster(name=name, replicas=replicas) for name, replicas in clusters] or None
         current = binding.spec.clusters or None
+        if current is not None and desired is not None and _by_name(current) == _by_name(desired):
+            desired = current  # the same result in another order changes nothing
         if binding.annotations().get(APPLIED_PLACEMENT_ANNOTATION) == applied and current == desired:
             return None
         # shallow copies: the cached binding is only read, and the client encodes before it returns
