@@ -165,6 +165,9 @@ def test_a_toleration_with_seconds_evicts_exactly_at_its_deadline() -> None:
         assert (web.spec.graceful_eviction_tasks or [])[0].creation_timestamp == tainted_at + timedelta(
             seconds=120
         )
+        told = [e.message for e in await world.timeline("web", tl.EVICTION_TOLERATED)]
+        assert told == ["member1's taint cluster.karmada.io/not-ready:NoExecute is tolerated for 120s more: "
+                        "evicted then unless the taint is gone"]
 
     run(body)
 
@@ -181,6 +184,9 @@ def test_tolerating_forever_is_never_queued() -> None:
         assert (len(queue), queue.parked) == (0, 0)
         await world.until(3600)
         assert targets(await rb(world, "web")) == {"member1": 1, "member2": 2}
+        told = [e.message for e in await world.timeline("web", tl.EVICTION_TOLERATED)]
+        assert told == ["member1's taint cluster.karmada.io/not-ready:NoExecute is tolerated forever: "
+                        "never evicted from it"], "said once"
 
     run(body)
 
@@ -275,8 +281,10 @@ def test_evictions_resume_when_the_partition_heals_but_the_cluster_stays_down() 
         await set_ready(world, "member2", "True")
         await world.settle()
         assert targets(await rb(world, "web")) == {"member4": 1}
-        resumed = [e.message for e in await world.timeline("member1", tl.EVICTION_BLOCKED)]
-        assert resumed[-1].startswith("evictions resumed")
+        paused = [e.message for e in await world.timeline("member1", tl.EVICTION_BLOCKED)]
+        resumed = [e.message for e in await world.timeline("member1", tl.EVICTION_RESUMED)]
+        assert len(paused) == 1 and not paused[0].startswith("evictions resumed")
+        assert len(resumed) == 1 and resumed[0].startswith("evictions resumed")
 
     run(body)
 

@@ -36,6 +36,10 @@ TAINT_ADDED = "TaintAdded"
 TAINT_REMOVED = "TaintRemoved"
 EVICTION_STARTED = "EvictionStarted"
 EVICTION_BLOCKED = "EvictionBlocked"
+#: evictions paused by the circuit breaker start again
+EVICTION_RESUMED = "EvictionResumed"
+#: a binding tolerates a cluster's NoExecute taint, for a while or for good
+EVICTION_TOLERATED = "EvictionTolerated"
 EVICTION_COMPLETED = "EvictionCompleted"
 EVICTION_CLEARED = "EvictionCleared"
 SCHEDULED = "Scheduled"

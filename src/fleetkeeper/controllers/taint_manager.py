@@ -105,6 +105,8 @@ class TaintManager:
         self._announced: set[str] = set()
         #: bindings whose eviction waits for dispatching to resume (announced once)
         self._held: set[Request] = set()
+        #: cluster → bindings told to tolerate its NoExecute taints (until it has none)
+        self._tolerating: dict[str, set[str]] = {}
         self.fanout: Controller | None = None
         self.evictions: Controller | None = None
 
@@ -189,15 +191,34 @@ class TaintManager:
             breaker = self.breaker
             resumed = (f"evictions resumed: {breaker.not_ready} of {breaker.total} clusters are not Ready "
                        "or failing their probes")
-            await self._recorder.timeline(cluster, tl.EVICTION_BLOCKED, resumed, reason="CircuitBreaker")
+            await self._recorder.timeline(cluster, tl.EVICTION_RESUMED, resumed, reason="CircuitBreaker")
         if not taints or not self.enabled:
+            self._tolerating.pop(cluster.name, None)
             return Result()
         now = self._ctx.clock.now()
         for count, binding in enumerate(self.bindings_on(cluster.name), start=1):
-            self._queue(binding, rules.decide(taints, self.tolerations(binding), now))
+            decision = rules.decide(taints, self.tolerations(binding), now)
+            self._queue(binding, decision)
+            if decision.action == "later" or decision is rules.TOLERATED_FOREVER:
+                await self._tell_tolerated(binding, cluster, decision)
             if count % FANOUT_CHUNK == 0:
                 await asyncio.sleep(0)
         return Result()
+
+    async def _tell_tolerated(self, binding: Binding, cluster: Cluster, decision: rules.Decision) -> None:
+        """Say once, while the cluster keeps its NoExecute taints, that a binding stays on it."""
+        told = self._tolerating.setdefault(cluster.name, set())
+        key = str(_request(binding))
+        if key in told:
+            return
+        told.add(key)
+        taint = ", ".join(f"{t.key}:{t.effect}" for t in rules.no_execute_taints(cluster))
+        if decision.action == "later":
+            text = (f"{cluster.name}'s taint {taint} is tolerated for {decision.delay:g}s more: "
+                    "evicted then unless the taint is gone")
+        else:
+            text = f"{cluster.name}'s taint {taint} is tolerated forever: never evicted from it"
+        await self._recorder.timeline(binding, tl.EVICTION_TOLERATED, text, reason="Tolerated")
 
     # ---------------------------------------------------------------- eviction
     def priority_of(self, request: Request) -> int:

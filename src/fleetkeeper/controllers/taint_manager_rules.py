@@ -88,6 +88,8 @@ class Decision:
 
 
 NEVER = Decision("never")
+#: every NoExecute taint of the cluster is tolerated without a time limit
+TOLERATED_FOREVER = Decision("never", why="tolerated forever")
 
 
 def decide(found: Sequence[Taint], tolerations: Sequence[Toleration] | None, now: datetime) -> Decision:
@@ -101,7 +103,7 @@ def decide(found: Sequence[Taint], tolerations: Sequence[Toleration] | None, now
         return Decision("now", why=f"untolerated taint {names}")
     left = min_toleration_time(found, used, now)
     if left == FOREVER:
-        return NEVER
+        return TOLERATED_FOREVER
     if left == 0:
         return Decision("now", why="toleration expired")
     return Decision("later", delay=left, why="tolerated for now")
