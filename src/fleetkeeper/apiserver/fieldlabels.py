@@ -2,7 +2,7 @@
 
 Every kind supports ``metadata.name`` and ``metadata.namespace``; a few built-in kinds add
 the fields Kubernetes indexes for them (a Pod's ``spec.nodeName`` and ``status.phase``, an
-Event's ``involvedObject.*``, …). Any other field is refused with ``400 field label not
+Event's ``involvedObject.*``, …), and a TimelineEntry its subject, action, reason and component. Any other field is refused with ``400 field label not
 supported: spec.foo``, as Kubernetes refuses it — a misspelt selector that silently matched
 nothing would look like an empty list.
 """
@@ -32,6 +32,10 @@ EXTRA: Final[dict[tuple[str, str], frozenset[str]]] = {
     ("", "Service"): frozenset({"spec.clusterIP", "spec.type"}),
     ("apps", "ReplicaSet"): frozenset({"status.replicas"}),
     ("batch", "Job"): frozenset({"status.successful"}),
+    # fleetkeeper's own kind declares what ``fleetkeeper describe`` and ``get timeline`` select on,
+    # as a CustomResourceDefinition declares its selectableFields
+    ("fleetkeeper.io", "TimelineEntry"): frozenset({"subject.apiVersion", "subject.kind", "subject.name",
+                                                    "subject.namespace", "action", "reason", "component"}),
 }
 
 
