@@ -4,6 +4,7 @@ behind the reconcile that records them, in the order they were recorded."""
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 import pytest
 
@@ -233,3 +234,81 @@ def test_records_past_the_deferral_limit_are_written_while_the_critical_path_is_
         return while_loaded, after
 
     assert clock.run(main()) == (500, 1_450), "the oldest written in chunks until at most 1,000 wait"
+
+
+def member(uid: str) -> cluster.Cluster:
+    return cluster.Cluster(metadata=ObjectMeta(name="member1", uid=uid),
+                           spec=cluster.ClusterSpec(sync_mode="Push"))
+
+
+def test_repeats_of_an_event_are_counted_on_it_as_kubernetes_counts_them() -> None:
+    clock = VirtualClock()
+
+    async def main() -> None:
+        client = LocalClient(open_store("memory://", clock=clock), clock=clock)
+        web = member("u1")
+        rec = Recorder(client, clock, "binding-controller")
+        start = clock.now()
+        for _ in range(3):  # before the first is written: one Event, counted three times
+            await rec.event(web, "Normal", "SyncWorkSucceed", "Sync work of member1 successful.")
+            await clock.sleep(1)
+        await rec.flush()
+        (event,) = (await client.list(core.Event, "default")).items
+        assert (event.count, event.first_timestamp) == (3, start)
+        assert event.last_timestamp == start + timedelta(seconds=2)
+        await clock.sleep(60)
+        for _ in range(2):  # after it was written: the stored Event is brought up to date
+            await rec.event(web, "Normal", "SyncWorkSucceed", "Sync work of member1 successful.")
+        await rec.flush()
+        (again,) = (await client.list(core.Event, "default")).items
+        assert (again.metadata.name, again.count) == (event.metadata.name, 5)
+        assert again.last_timestamp == clock.now() and again.first_timestamp == start
+        await rec.event(web, "Normal", "SyncWorkSucceed", "another message")
+        await rec.event(web, "Warning", "SyncWorkSucceed", "Sync work of member1 successful.")
+        other = member("u2")
+        await rec.event(other, "Normal", "SyncWorkSucceed", "Sync work of member1 successful.")
+        await rec.flush()
+        events = (await client.list(core.Event, "default")).items
+        assert len(events) == 4, "a new message, type or object is a new Event"
+
+    clock.run(main())
+
+
+def test_a_repeat_of_an_event_deleted_meanwhile_makes_it_again() -> None:
+    clock = VirtualClock()
+
+    async def main() -> None:
+        client = LocalClient(open_store("memory://", clock=clock), clock=clock)
+        web = member("u1")
+        rec = Recorder(client, clock, "binding-controller")
+        await rec.event(web, "Normal", "Reason", "said")
+        await rec.flush()
+        (first,) = (await client.list(core.Event, "default")).items
+        await client.delete(core.Event, first.metadata.name, "default")
+        await rec.event(web, "Normal", "Reason", "said")  # the patch finds nothing: forgotten
+        await rec.flush()
+        assert not (await client.list(core.Event, "default")).items
+        await clock.sleep(1)
+        await rec.event(web, "Normal", "Reason", "said")
+        await rec.flush()
+        (made,) = (await client.list(core.Event, "default")).items
+        assert made.count == 1 and made.metadata.name != first.metadata.name
+
+    clock.run(main())
+
+
+def test_only_the_latest_distinct_events_are_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(recorder, "REMEMBERED", 2)
+    clock = VirtualClock()
+
+    async def main() -> None:
+        client = LocalClient(open_store("memory://", clock=clock), clock=clock)
+        web = member("u1")
+        rec = Recorder(client, clock, "c")
+        for message in ("a", "b", "c", "a"):  # "a" was forgotten when "c" came
+            await rec.event(web, "Normal", "R", message)
+        await rec.flush()
+        counts = sorted((e.message, e.count) for e in (await client.list(core.Event, "default")).items)
+        assert counts == [("a", 1), ("a", 1), ("b", 1), ("c", 1)]
+
+    clock.run(main())

@@ -29,6 +29,14 @@ A handful of decisions is no load: their records are written in the next turn, a
 always. Names and times are those of the decisions; the objects are built when written.
 At most :data:`MAX_DEFERRED` wait: the oldest beyond that are written at once.
 
+**Repeats are counted, not repeated** (client-go's event correlator does the same). An
+Event identical to one recorded before — same component, object (by uid), type, reason and
+message — is not a new Event: the first one's ``count`` goes up and its ``lastTimestamp``
+moves on, so ``kubectl describe`` shows ``(x14 over 5m)`` instead of fourteen lines. A
+repeat made before the first was written only changes what will be written; a later one
+patches the stored Event (a new one is made if it was deleted meanwhile). The last
+:data:`REMEMBERED` distinct Events are remembered.
+
 Recording never fails the reconcile that records: a write error is logged and
 dropped. Names are derived from the clock and a per-recorder counter (as Kubernetes
 derives Event names from a timestamp), so a virtual-time run names them identically
@@ -40,13 +48,17 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable
+from datetime import datetime
 from typing import Literal, Protocol
 
 import structlog
 
+from fleetkeeper import errors
 from fleetkeeper.api import core
 from fleetkeeper.api import timeline as tl
+from fleetkeeper.api.base import format_time
 from fleetkeeper.api.meta import ObjectMeta, Resource
 from fleetkeeper.client.interface import batch
 from fleetkeeper.clock import Clock
@@ -60,10 +72,30 @@ _log = structlog.get_logger("fleetkeeper.recorder")
 CHUNK = 200
 #: records that may wait for the critical path before they are written regardless
 MAX_DEFERRED = 50_000
+#: distinct Events remembered for counting repeats (client-go's LRU holds as many)
+REMEMBERED = 4096
+
+#: what makes two Events the same: component, involved object, type, reason, message
+EventKey = tuple[str, str, str, str, str, str, str, str, str]
 
 
 class _Creator(Protocol):
     async def create(self, obj: Record) -> Resource: ...  # pragma: no cover
+
+    async def patch(self, model: type[core.Event], name: str, namespace: str = "", *,
+                    patch: dict[str, object]) -> Resource: ...  # pragma: no cover
+
+
+class _Seen:
+    """One remembered Event: where it is stored and how often it has been recorded."""
+
+    __slots__ = ("count", "last", "name", "namespace", "patching", "written")
+
+    def __init__(self, name: str, namespace: str, now: datetime) -> None:
+        self.name, self.namespace = name, namespace
+        self.count, self.last = 1, now
+        self.written = False
+        self.patching = False
 
 
 class Gate(Protocol):
@@ -79,11 +111,31 @@ class _Sink:
         self._client = client
         #: what was recorded, as functions that build the objects (at write time: building a
         #: model is a cost the recording reconcile need not pay)
-        self._pending: list[Callable[[], Record]] = []
+        self._pending: list[Callable[[], Record] | _Repeat] = []
         self._task: asyncio.Task[None] | None = None
         self.gates: list[Gate] = []
+        #: the Events recorded lately, for counting repeats (oldest first)
+        self.seen: OrderedDict[EventKey, _Seen] = OrderedDict()
 
-    def put(self, build: Callable[[], Record]) -> None:
+    def remember(self, key: EventKey, seen: _Seen) -> None:
+        self.seen[key] = seen
+        if len(self.seen) > REMEMBERED:
+            self.seen.popitem(last=False)
+
+    def repeat(self, key: EventKey, now: datetime) -> bool:
+        """Count a repeat of a remembered Event; whether ``key`` was one (nothing new to write then)."""
+        seen = self.seen.get(key)
+        if seen is None:
+            return False
+        self.seen.move_to_end(key)
+        seen.count += 1
+        seen.last = now
+        if seen.written and not seen.patching:
+            seen.patching = True
+            self.put(_Repeat(key, seen))
+        return True
+
+    def put(self, build: Callable[[], Record] | _Repeat) -> None:
         self._pending.append(build)
         loop = asyncio.get_running_loop()
         if self._task is None or self._task.done() or self._task.get_loop() is not loop:
@@ -102,12 +154,15 @@ class _Sink:
             builds, self._pending = self._pending[:CHUNK], self._pending[CHUNK:]
             await self._write(builds)
 
-    async def _write(self, builds: list[Callable[[], Record]]) -> None:
+    async def _write(self, builds: list[Callable[[], Record] | _Repeat]) -> None:
         try:
             async with batch(self._client):
                 for build in builds:
                     obj: Record | None = None
                     try:
+                        if isinstance(build, _Repeat):
+                            await self._count(build)
+                            continue
                         obj = build()
                         await self._client.create(obj)
                     except Exception as exc:  # one bad record must not lose the others
@@ -115,6 +170,25 @@ class _Sink:
                                      name=getattr(obj, "name", None), error=str(exc))
         except Exception as exc:  # the transaction itself failed: everything in it is lost
             _log.warning("records failed", records=len(builds), error=str(exc))
+
+    async def _count(self, repeat: _Repeat) -> None:
+        """Bring a stored Event's count and last time up to date (a new one if it is gone)."""
+        seen = repeat.seen
+        seen.patching = False
+        try:
+            await self._client.patch(core.Event, seen.name, seen.namespace, patch={
+                "count": seen.count, "lastTimestamp": format_time(seen.last)})
+        except errors.NotFound:
+            self.seen.pop(repeat.key, None)
+
+
+class _Repeat:
+    """A remembered Event to bring up to date in the store (its count and last time)."""
+
+    __slots__ = ("key", "seen")
+
+    def __init__(self, key: EventKey, seen: _Seen) -> None:
+        self.key, self.seen = key, seen
 
 
 _SINKS: weakref.WeakKeyDictionary[object, _Sink] = weakref.WeakKeyDictionary()
@@ -151,21 +225,29 @@ class Recorder:
         return f"{base[:200]}.{micros:x}{digest}"
 
     async def event(self, obj: Resource, type_: EventType, reason: str, message: str) -> None:
-        """Record a Kubernetes Event about ``obj`` (its name and time are those of now)."""
+        """Record a Kubernetes Event about ``obj`` (its name and time are those of now); a
+        repeat of a remembered one counts on it (see the module notes)."""
         now = self._clock.now()
         meta = obj.metadata
-        name = self._name(obj.name, reason + message)
         api_version, kind, subject = obj.api_version, obj.kind, obj.name
         namespace, uid, revision = meta.namespace, meta.uid, meta.resource_version
         component = self.component
+        key: EventKey = (component, api_version, kind, namespace or "", subject, uid or "", type_, reason,
+                         message)
+        if self._sink.repeat(key, now):
+            return
+        name = self._name(obj.name, reason + message)
+        seen = _Seen(name, namespace or "default", now)
+        self._sink.remember(key, seen)
 
         def build() -> Record:
+            seen.written = True  # from now on a repeat patches the stored Event
             return core.Event(
-                metadata=ObjectMeta(name=name, namespace=namespace or "default"),
+                metadata=ObjectMeta(name=name, namespace=seen.namespace),
                 involved_object=core.ObjectReference(api_version=api_version, kind=kind, name=subject,
                                                      namespace=namespace, uid=uid, resource_version=revision),
-                reason=reason, message=message, type=type_, count=1,
-                first_timestamp=now, last_timestamp=now, event_time=now,
+                reason=reason, message=message, type=type_, count=seen.count,
+                first_timestamp=now, last_timestamp=seen.last, event_time=now,
                 source=core.EventSource(component=component), reporting_component=component,
             )
 
