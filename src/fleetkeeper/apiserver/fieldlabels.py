@@ -2,9 +2,10 @@
 
 Every kind supports ``metadata.name`` and ``metadata.namespace``; a few built-in kinds add
 the fields Kubernetes indexes for them (a Pod's ``spec.nodeName`` and ``status.phase``, an
-Event's ``involvedObject.*``, …), and a TimelineEntry its subject, action, reason and component. Any other field is refused with ``400 field label not
-supported: spec.foo``, as Kubernetes refuses it — a misspelt selector that silently matched
-nothing would look like an empty list.
+Event's ``involvedObject.*``, …), and a TimelineEntry its subject, action, reason and
+component. Any other field is refused with ``400 field label not supported: spec.foo``, as
+Kubernetes refuses it — a misspelt selector that silently matched nothing would look like
+an empty list.
 """
 
 from __future__ import annotations
