@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
+from fleetkeeper.api.crd import CUSTOM_KINDS
 from fleetkeeper.runtime.informer import guard_cache
 
 settings.register_profile(
@@ -34,3 +35,14 @@ def _cached_objects_left_unchanged() -> Iterator[None]:
     guard_cache(False)
     if changed:
         pytest.fail("cached objects changed in place:\n" + "\n".join(changed[:20]))
+
+
+@pytest.fixture
+def forget_crds() -> Iterator[None]:
+    """Take the kinds the test's CustomResourceDefinitions defined out of the process's scheme again."""
+    before = set(CUSTOM_KINDS.names())
+    try:
+        yield
+    finally:
+        for name in set(CUSTOM_KINDS.names()) - before:
+            CUSTOM_KINDS.unregister(name)

@@ -16,3 +16,5 @@ async def api() -> AsyncIterator[Api]:
         yield opened
     finally:
         await close_api(opened)
+
+

@@ -7,7 +7,8 @@ Callers import modules, not names: ``from fleetkeeper.api import work`` then
 * kinds: :mod:`cluster`, :mod:`policy` (+ :mod:`placement`, :mod:`override`,
   :mod:`taintpolicy`), :mod:`work`, :mod:`apps` (WorkloadRebalancer), :mod:`remedy`,
   :mod:`networking`, :mod:`config`,
-  :mod:`coordination`, :mod:`core`, :mod:`builtin` (Unstructured Kubernetes kinds);
+  :mod:`coordination`, :mod:`core`, :mod:`builtin` (Unstructured Kubernetes kinds),
+  :mod:`crd` (the kinds CustomResourceDefinitions define, registered at run time);
 * wire facts: :mod:`constants` (keys, reasons, name rules), :mod:`scheme`;
 * pure rules: :mod:`conditions`, :mod:`taints`, :mod:`matching` (gathered in
   :mod:`rules`), :mod:`selectors`, :mod:`quantity`;
@@ -27,6 +28,7 @@ from fleetkeeper.api import (
     constants,
     coordination,
     core,
+    crd,
     matching,
     meta,
     networking,
@@ -51,8 +53,8 @@ from fleetkeeper.api.scheme import SCHEME
 __all__ = [
     "SCHEME", "Model", "Resource", "Unstructured", "admission", "apps", "base", "builtin", "cluster",
     "conditions",
-    "config", "constants", "coordination", "core", "matching", "meta", "networking", "override", "placement",
-    "policy", "quantity", "remedy", "rules", "scheme", "selectors", "taintpolicy", "taints", "timeline",
-    "validation",
+    "config", "constants", "coordination", "core", "crd", "matching", "meta", "networking", "override",
+    "placement", "policy", "quantity", "remedy", "rules", "scheme", "selectors", "taintpolicy", "taints",
+    "timeline", "validation",
     "work",
 ]

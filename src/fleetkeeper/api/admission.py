@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
-from fleetkeeper.api import admission_builtin, constants, validation
+from fleetkeeper.api import admission_builtin, admission_crd, constants, validation
 from fleetkeeper.api.admission_cluster import default_cluster, migrate_zone, validate_cluster
 from fleetkeeper.api.admission_policy import (
     default_propagation,
@@ -224,9 +224,15 @@ def _builtin(obj: Unstructured, old: Unstructured | None, creating: bool, now: d
     admission_builtin.admit_builtin(obj, errs)
 
 
+def _crd(obj: Unstructured, old: Unstructured | None, creating: bool, now: datetime,
+         errs: FieldErrors) -> None:
+    admission_crd.admit_crd(obj, old, creating, errs)
+
+
 _RULES: dict[type[Resource], _Rule] = {
     **{BUILTIN[kind]: _builtin for kind in sorted(admission_builtin.KINDS)},
     BUILTIN["Secret"]: _secret,
+    BUILTIN["CustomResourceDefinition"]: _crd,
     Namespace: _namespace,
     Cluster: _cluster,
     PropagationPolicy: _pp,

@@ -73,6 +73,8 @@ class Resource(Model):
     API_VERSION: ClassVar[str] = ""
     KIND: ClassVar[str] = ""
     PLURAL: ClassVar[str] = ""
+    #: the singular resource name, when it is not the lowercase kind (a CRD may say otherwise)
+    SINGULAR: ClassVar[str] = ""
     NAMESPACED: ClassVar[bool] = True
     SHORT_NAMES: ClassVar[tuple[str, ...]] = ()
     CATEGORIES: ClassVar[tuple[str, ...]] = ()
@@ -171,6 +173,33 @@ class Unstructured(Resource):
             sub = type(f"Unstructured_{kind}", (Unstructured,), attrs)
             cls._subclasses[key] = sub
         return sub
+
+    @classmethod
+    def define(
+        cls, api_version: str, kind: str, *, plural: str, namespaced: bool, singular: str = "",
+        short_names: tuple[str, ...] = (), has_status: bool = True, categories: tuple[str, ...] = (),
+    ) -> type[Unstructured]:
+        """The subclass of a kind whose scheme facts are declared (by a CustomResourceDefinition).
+
+        An existing subclass — one :meth:`for_kind` made with guessed facts before the kind was
+        declared — is updated in place, so every holder of the class (an informer, a cache)
+        sees the declared plural and scope from now on.
+        """
+        sub = cls.for_kind(api_version, kind)
+        sub.PLURAL = plural
+        sub.SINGULAR = "" if singular == kind.lower() else singular
+        sub.NAMESPACED = namespaced
+        sub.SHORT_NAMES = short_names
+        sub.HAS_STATUS = has_status
+        sub.CATEGORIES = categories
+        return sub
+
+    @classmethod
+    def undeclare(cls, api_version: str, kind: str) -> None:
+        """The reverse of :meth:`define`: the kind's facts go back to :meth:`for_kind`'s guesses."""
+        sub = cls._subclasses.get((api_version, kind))
+        if sub is not None:
+            cls.define(api_version, kind, plural=default_plural(kind), namespaced=True)
 
     @classmethod
     def _accepts_version(cls, api_version: str) -> bool:

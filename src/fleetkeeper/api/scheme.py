@@ -6,10 +6,16 @@ Kinds register themselves (``@register``) when their module is imported; importi
 templates of any group/version/kind can be stored.
 
 The store keys objects by :class:`GroupKind` (versions of one kind share storage).
+
+The scheme can change while a process runs: a CustomResourceDefinition adds the kinds it
+defines and takes them away when it is deleted (:mod:`fleetkeeper.api.crd`).
+:attr:`Scheme.generation` counts the changes, so documents derived from the scheme
+(discovery, OpenAPI) know when to rebuild.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
@@ -50,6 +56,8 @@ class ResourceInfo:
     categories: tuple[str, ...]
     model: type[Resource]
     has_status: bool
+    #: the singular resource name when it is not the lowercase kind
+    singular_name: str = ""
 
     @property
     def api_version(self) -> str:
@@ -61,7 +69,7 @@ class ResourceInfo:
 
     @property
     def singular(self) -> str:
-        return self.kind.lower()
+        return self.singular_name or self.kind.lower()
 
 
 class Scheme:
@@ -71,18 +79,40 @@ class Scheme:
         self._by_gvk: dict[tuple[str, str], ResourceInfo] = {}
         self._by_plural: dict[tuple[str, str, str], ResourceInfo] = {}
         self._by_gk: dict[GroupKind, ResourceInfo] = {}
+        #: how many times the served kinds changed
+        self.generation = 0
 
     def add(self, model: type[Resource]) -> type[Resource]:
         group, version = split_api_version(model.API_VERSION)
         info = ResourceInfo(
             group=group, version=version, kind=model.KIND, plural=model.PLURAL,
             namespaced=model.NAMESPACED, short_names=model.SHORT_NAMES, categories=model.CATEGORIES,
-            model=model, has_status=model.HAS_STATUS,
+            model=model, has_status=model.HAS_STATUS, singular_name=model.SINGULAR,
         )
         self._by_gvk[(model.API_VERSION, model.KIND)] = info
         self._by_plural[(group, version, model.PLURAL)] = info
         self._by_gk.setdefault(info.group_kind, info)
+        self.generation += 1
         return model
+
+    def remove(self, gk: GroupKind) -> list[ResourceInfo]:
+        """Stop serving every version of a kind; what was served."""
+        removed = [info for info in self._by_gvk.values() if info.group_kind == gk]
+        for info in removed:
+            del self._by_gvk[(info.api_version, info.kind)]
+            if self._by_plural.get((info.group, info.version, info.plural)) is info:
+                del self._by_plural[(info.group, info.version, info.plural)]
+        if self._by_gk.pop(gk, None) is not None or removed:
+            self.generation += 1
+        return removed
+
+    def replace(self, gk: GroupKind, models: Sequence[type[Resource]], stored: type[Resource]) -> None:
+        """Serve exactly ``models`` (versions of one kind) for ``gk``, replacing whatever was
+        served for it; ``stored`` is the version its objects are stored at."""
+        self.remove(gk)
+        for model in models:
+            self.add(model)
+        self._by_gk[gk] = self._by_gvk[(stored.API_VERSION, stored.KIND)]
 
     def register(self, model: R) -> R:
         """Class decorator: add a kind to this scheme."""

@@ -13,7 +13,8 @@ Modules, by concept: :mod:`.app` (routing, authn/authz wiring, errors as Status)
 :mod:`.request` (paths, queries, bodies), :mod:`.handlers` (verbs), :mod:`.patching`
 (patch and apply requests) over :mod:`fleetkeeper.api.patch`, :mod:`.strategic` and
 :mod:`.apply` (algorithms) with :mod:`.fields` (managedFields), :mod:`.scale`,
-:mod:`.watch`, :mod:`.tables`, :mod:`.discovery`, :mod:`.openapi`, :mod:`.admit`
+:mod:`.watch`, :mod:`.tables`, :mod:`.discovery`, :mod:`.openapi`, :mod:`.crds` (the kinds of
+CustomResourceDefinitions), :mod:`.admit`
 (admission on every write), :mod:`.auth`, :mod:`.certs`, :mod:`.kubeconfig`,
 :mod:`.serve` (uvicorn), :mod:`.transport` (in-process httpx transport) and
 :mod:`.bench`.

@@ -16,6 +16,11 @@ its verb, resource, namespace and name (:mod:`fleetkeeper.apiserver.auth`). Ever
 failure — ours or the client's — leaves as a Kubernetes ``Status``; an unexpected
 exception is logged and answered ``500`` without details.
 
+The kinds CustomResourceDefinitions define are served like the others
+(:mod:`fleetkeeper.apiserver.crds`): the stored CRDs are loaded before the first answer
+and followed with a watch of the store, and a write to a CRD through this server is
+served before its response leaves.
+
 ``tokens=None`` turns authentication off (every caller is admin): for tests and
 local development behind loopback only.
 """
@@ -34,6 +39,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from fleetkeeper import errors
+from fleetkeeper.api.crd import CRD
 from fleetkeeper.api.scheme import SCHEME, Scheme
 from fleetkeeper.apiserver import handlers, patching, reviews, scale
 from fleetkeeper.apiserver.auth import (
@@ -45,6 +51,7 @@ from fleetkeeper.apiserver.auth import (
     authorize,
     authorize_path,
 )
+from fleetkeeper.apiserver.crds import CrdServing
 from fleetkeeper.apiserver.discovery import AGGREGATED_CONTENT_TYPE, version_info, wants_aggregated
 from fleetkeeper.apiserver.namespaces import Bootstrap
 from fleetkeeper.apiserver.request import decode_object, media_type, read_body, resolve
@@ -64,6 +71,7 @@ class ApiServerApp:
     def __init__(self, state: ServerState) -> None:
         self.state = state
         self._bootstrap = Bootstrap(state)
+        self._crds = CrdServing(state)
         self._app = Starlette(routes=self._routes())
         self._app.router.redirect_slashes = False
 
@@ -113,6 +121,7 @@ class ApiServerApp:
             try:
                 user = self._authenticate(request)
                 await self._bootstrap.ensure()
+                await self._crds.ensure()
                 return await endpoint(request, user)
             except errors.ApiError as exc:
                 return status_response(exc)
@@ -140,16 +149,22 @@ class ApiServerApp:
         return json_response(version_info(minor=self.state.config.kubernetes_minor))
 
     async def _api(self, request: Request, user: User) -> Response:
-        discovery = self.state.discovery
         if wants_aggregated(request.headers.get("accept")):
-            return json_response(discovery.aggregated(core=True), content_type=AGGREGATED_CONTENT_TYPE)
-        return json_response(discovery.api_versions())
+            return self._aggregated(request, core=True)
+        return json_response(self.state.discovery.api_versions())
 
     async def _apis(self, request: Request, user: User) -> Response:
-        discovery = self.state.discovery
         if wants_aggregated(request.headers.get("accept")):
-            return json_response(discovery.aggregated(core=False), content_type=AGGREGATED_CONTENT_TYPE)
-        return json_response(discovery.group_list())
+            return self._aggregated(request, core=False)
+        return json_response(self.state.discovery.group_list())
+
+    def _aggregated(self, request: Request, *, core: bool) -> Response:
+        """Aggregated discovery with its ETag; ``304`` when the client's copy is current."""
+        body, etag = self.state.discovery.aggregated_document(core=core)
+        headers = {"Etag": f'"{etag}"', "Vary": "Accept"}
+        if f'"{etag}"' in (request.headers.get("if-none-match") or ""):
+            return Response(status_code=304, headers=headers)
+        return Response(body, media_type=AGGREGATED_CONTENT_TYPE, headers=headers)
 
     async def _group(self, request: Request, user: User) -> Response:
         found = self.state.discovery.group(request.path_params["group"])
@@ -231,24 +246,33 @@ class ApiServerApp:
         if target.name is not None and method == "POST":
             raise errors.MethodNotAllowed("POST goes to the collection, not to an object")
         authenticated(user)
+        response, name = await self._write(ctx, request)
+        if target.info.group_kind == CRD and not ctx.dry_run:
+            await self._crds.refresh(name)  # served before the client hears the CRD was written
+        return response
+
+    async def _write(self, ctx: Context, request: Request) -> tuple[Response, str | None]:
+        """A create, update, patch or delete; the response and the name of the object written
+        (``None`` for a deletecollection)."""
+        target, method = ctx.target, request.method
         if method == "PATCH":
             self._authorize(ctx, "patch")
             return await patching.patch_object(self.state, ctx, await self._body(request),
-                                               media_type(request.headers.get("content-type")))
+                                               media_type(request.headers.get("content-type"))), target.name
         body = await self._body(request)
         if method == "DELETE":
             options = decode_object(body, "application/json") if body.strip() else None
             self._authorize(ctx, "delete" if target.name is not None else "deletecollection")
             if target.name is None:
-                return await handlers.delete_collection(self.state, ctx, options)
-            return await handlers.delete_object(self.state, ctx, options)
+                return await handlers.delete_collection(self.state, ctx, options), None
+            return await handlers.delete_object(self.state, ctx, options), target.name
         obj = decode_object(body, media_type(request.headers.get("content-type")))
         if method == "POST":
             name = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
             self._authorize(ctx, "create", name=str(name or ""))
-            return await handlers.create_object(self.state, ctx, obj)
+            return await handlers.create_object(self.state, ctx, obj), str(name) if name else None
         self._authorize(ctx, "update")
-        return await handlers.update_object(self.state, ctx, obj)
+        return await handlers.update_object(self.state, ctx, obj), target.name
 
     async def _scale(self, ctx: Context, request: Request) -> Response:
         method = request.method

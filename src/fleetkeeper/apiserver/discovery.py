@@ -11,14 +11,24 @@ Two shapes, both derived from the scheme (:data:`fleetkeeper.api.scheme.SCHEME`)
 ``/api`` lists ``v1`` only when core kinds are registered: kubectl treats an empty
 ``/api/v1`` as an error. Versions of a group are ordered the Kubernetes way (GA before
 beta before alpha, higher numbers first); the first is the preferred version.
+
+The scheme changes while the server runs (a CustomResourceDefinition adds or removes
+kinds), so the documents are rebuilt whenever :attr:`Scheme.generation` moved. The
+aggregated documents carry an ``ETag`` (a hash of their content), as kube-apiserver's
+do: a client's HTTP cache revalidates with ``If-None-Match`` and gets ``304`` while
+nothing changed, the new document as soon as a kind was added or removed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import defaultdict
 from typing import Any
 
+import orjson
+
+from fleetkeeper.api.crd import custom_kind
 from fleetkeeper.api.scheme import ResourceInfo, Scheme
 
 #: (group, kind) of the templates with a ``/scale`` subresource (``autoscaling/v1`` Scale)
@@ -41,6 +51,15 @@ def version_priority(version: str) -> tuple[int, int, int, str]:
     return (rank, -int(major), -int(minor or 0), version)
 
 
+def has_scale(info: ResourceInfo) -> bool:
+    """Whether a kind has a ``/scale`` subresource (the scalable workloads, CRDs that declare one)."""
+    if (info.group, info.kind) in SCALABLE:
+        return True
+    custom = custom_kind(info.group_kind)
+    version = custom.version(info.version) if custom is not None else None
+    return version is not None and version.scale is not None
+
+
 def wants_aggregated(accept: str | None) -> bool:
     """Whether an ``Accept`` header asks for aggregated discovery."""
     for part in (accept or "").split(","):
@@ -51,17 +70,32 @@ def wants_aggregated(accept: str | None) -> bool:
 
 
 class Discovery:
-    """Discovery documents for one scheme (computed once; the scheme is fixed at start)."""
+    """Discovery documents for one scheme, rebuilt when the scheme changes."""
 
     def __init__(self, scheme: Scheme) -> None:
-        groups: dict[str, dict[str, list[ResourceInfo]]] = defaultdict(lambda: defaultdict(list))
-        for info in scheme.infos():
-            groups[info.group][info.version].append(info)
-        self._groups = {
-            group: {v: sorted(infos, key=lambda i: i.plural)
-                    for v, infos in sorted(versions.items(), key=lambda kv: version_priority(kv[0]))}
-            for group, versions in sorted(groups.items())
-        }
+        self._scheme = scheme
+        self._generation = -1
+        self._group_map: dict[str, dict[str, list[ResourceInfo]]] = {}
+        self._documents: dict[bool, tuple[bytes, str]] = {}
+
+    @property
+    def _groups(self) -> dict[str, dict[str, list[ResourceInfo]]]:
+        return self._refresh()
+
+    def _refresh(self) -> dict[str, dict[str, list[ResourceInfo]]]:
+        """The served kinds by group and version, rebuilt when the scheme changed since last time."""
+        if self._generation != self._scheme.generation:
+            self._generation = self._scheme.generation
+            groups: dict[str, dict[str, list[ResourceInfo]]] = defaultdict(lambda: defaultdict(list))
+            for info in self._scheme.infos():
+                groups[info.group][info.version].append(info)
+            self._group_map = {
+                group: {v: sorted(infos, key=lambda i: i.plural)
+                        for v, infos in sorted(versions.items(), key=lambda kv: version_priority(kv[0]))}
+                for group, versions in sorted(groups.items())
+            }
+            self._documents = {}
+        return self._group_map
 
     # ------------------------------------------------------------------ legacy
     def api_versions(self) -> dict[str, Any]:
@@ -100,9 +134,9 @@ class Discovery:
             if info.has_status:
                 resources.append({"name": f"{info.plural}/status", "singularName": "",
                                   "namespaced": info.namespaced, "kind": info.kind, "verbs": STATUS_VERBS})
-            if (info.group, info.kind) in SCALABLE:
-                resources.append({"name": f"{info.plural}/scale", "singularName": "", "namespaced": True,
-                                  **SCALE_KIND, "verbs": STATUS_VERBS})
+            if has_scale(info):
+                resources.append({"name": f"{info.plural}/scale", "singularName": "",
+                                  "namespaced": info.namespaced, **SCALE_KIND, "verbs": STATUS_VERBS})
             if (info.group, info.kind) == ("", "Namespace"):
                 resources.append({"name": "namespaces/finalize", "singularName": "", "namespaced": False,
                                   "kind": "Namespace", "verbs": ["update"]})
@@ -111,6 +145,15 @@ class Discovery:
                 "resources": resources}
 
     # ------------------------------------------------------------------ aggregated
+    def aggregated_document(self, *, core: bool) -> tuple[bytes, str]:
+        """:meth:`aggregated` as JSON bytes, and its ETag (cached until the scheme changes)."""
+        self._refresh()  # a changed scheme forgets the documents
+        found = self._documents.get(core)
+        if found is None:
+            body = orjson.dumps(self.aggregated(core=core))
+            found = self._documents[core] = (body, hashlib.sha256(body).hexdigest()[:32].upper())
+        return found
+
     def aggregated(self, *, core: bool) -> dict[str, Any]:
         """``APIGroupDiscoveryList`` of the core group (``/api``) or of the named groups (``/apis``)."""
         names = [""] if core else [n for n in self._groups if n]
@@ -140,7 +183,7 @@ class Discovery:
         subresources = []
         if info.has_status:
             subresources.append({"subresource": "status", "responseKind": kind, "verbs": STATUS_VERBS})
-        if (info.group, info.kind) in SCALABLE:
+        if has_scale(info):
             subresources.append({"subresource": "scale", "responseKind": SCALE_KIND, "verbs": STATUS_VERBS})
         if (info.group, info.kind) == ("", "Namespace"):
             subresources.append({"subresource": "finalize", "responseKind": kind, "verbs": ["update"]})
@@ -163,6 +206,6 @@ def version_info(*, minor: int = 37, fleetkeeper_version: str = "0.1.0") -> dict
 
 
 __all__ = [
-    "AGGREGATED_CONTENT_TYPE", "SCALABLE", "SCALE_KIND", "VERBS", "Discovery", "version_info",
+    "AGGREGATED_CONTENT_TYPE", "SCALABLE", "SCALE_KIND", "VERBS", "Discovery", "has_scale", "version_info",
     "version_priority", "wants_aggregated",
 ]

@@ -17,9 +17,15 @@ rewrites it: ``$defs`` → ``components/schemas`` (names prefixed Kubernetes-sty
 ``x-kubernetes-preserve-unknown-fields``, ``const`` → ``enum``, titles dropped. Kinds
 kept unstructured (Deployment …) get ``metadata`` plus preserved unknown fields.
 
+Kinds a CustomResourceDefinition defines are described by the CRD's own
+``openAPIV3Schema`` (``kubectl explain guestbook.spec`` walks it), with the typed
+``metadata`` every kind has. As for Kubernetes' CRDs, no PATCH operation offers strategic
+merge, so ``kubectl apply`` sends JSON merge patches for them.
+
 Nothing is served at ``/openapi/v2``: kubectl parses only protobuf there, and a 404
 makes it fall back correctly. Documents are built once per group-version and cached
-with their hash (the index's ``?hash=``).
+with their hash (the index's ``?hash=``) until the scheme changes (a CRD was added,
+changed or removed).
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ from typing import Any
 import orjson
 from pydantic.json_schema import models_json_schema
 
+from fleetkeeper.api.crd import custom_kind
+from fleetkeeper.api.jsoncopy import json_copy
 from fleetkeeper.api.meta import Unstructured
 from fleetkeeper.api.scheme import ResourceInfo, Scheme
 
@@ -96,6 +104,7 @@ def _component_schemas(infos: list[ResourceInfo], prefix: str) -> dict[str, Any]
             schema["description"] = (f"{info.kind} ({info.api_version}), stored as given: fleetkeeper keeps "
                                      "the kinds it does not model unstructured.")
             schema["x-kubernetes-preserve-unknown-fields"] = True
+            _declared(info, schema)
         schema["x-kubernetes-group-version-kind"] = [
             {"group": info.group, "version": info.version, "kind": info.kind}
         ]
@@ -105,6 +114,27 @@ def _component_schemas(infos: list[ResourceInfo], prefix: str) -> dict[str, Any]
         properties["kind"] = {"type": "string", "description": "Kind is a string value representing the "
                               "REST resource this object represents."}
     return schemas
+
+
+def _declared(info: ResourceInfo, schema: dict[str, Any]) -> None:
+    """Describe a CRD-defined kind by the CRD's ``openAPIV3Schema`` (``metadata`` stays the typed one)."""
+    custom = custom_kind(info.group_kind)
+    version = custom.version(info.version) if custom is not None else None
+    if version is None or version.schema is None:
+        return
+    declared = json_copy(dict(version.schema))
+    properties = schema.setdefault("properties", {})
+    for name, sub in (declared.get("properties") or {}).items():
+        if name != "metadata":
+            properties[name] = sub
+    schema["type"] = "object"
+    if declared.get("description"):
+        schema["description"] = declared["description"]
+    if not declared.get("x-kubernetes-preserve-unknown-fields"):
+        schema.pop("x-kubernetes-preserve-unknown-fields", None)
+    required = [r for r in declared.get("required") or () if r != "metadata"]
+    if required:
+        schema["required"] = required
 
 
 def _parameters(names: list[tuple[str, str]], path_params: list[str]) -> list[dict[str, Any]]:
@@ -170,10 +200,21 @@ class OpenAPI:
     """The ``/openapi/v3`` index and per-group-version documents of one scheme."""
 
     def __init__(self, scheme: Scheme) -> None:
-        self._infos: dict[tuple[str, str], list[ResourceInfo]] = {}
-        for info in scheme.infos():
-            self._infos.setdefault((info.group, info.version), []).append(info)
+        self._scheme = scheme
+        self._generation = -1
+        self._by_gv: dict[tuple[str, str], list[ResourceInfo]] = {}
         self._docs: dict[tuple[str, str], tuple[bytes, str]] = {}
+
+    @property
+    def _infos(self) -> dict[tuple[str, str], list[ResourceInfo]]:
+        """The served kinds by group-version (the cached documents are dropped when the scheme changed)."""
+        if self._generation != self._scheme.generation:
+            self._generation = self._scheme.generation
+            self._by_gv = {}
+            for info in self._scheme.infos():
+                self._by_gv.setdefault((info.group, info.version), []).append(info)
+            self._docs = {}
+        return self._by_gv
 
     @staticmethod
     def key(group: str, version: str) -> str:

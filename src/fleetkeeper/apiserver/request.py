@@ -26,7 +26,7 @@ from starlette.requests import Request
 from fleetkeeper import errors
 from fleetkeeper.api.scheme import ResourceInfo, Scheme
 from fleetkeeper.apiserver import protobuf
-from fleetkeeper.apiserver.discovery import SCALABLE
+from fleetkeeper.apiserver.discovery import has_scale
 
 MAX_BODY_BYTES = 3 * 1024 * 1024
 
@@ -224,7 +224,7 @@ def _target(info: ResourceInfo, namespace: str, rest: list[str]) -> Target:
     name = rest[0] if rest else None
     sub = rest[1] if len(rest) > 1 else None
     gk = (info.group, info.kind)
-    served = ((sub == "status" and info.has_status) or (sub == "scale" and gk in SCALABLE)
+    served = ((sub == "status" and info.has_status) or (sub == "scale" and has_scale(info))
               or (sub == "finalize" and gk == ("", "Namespace")))
     if sub is not None and not served:
         raise not_found_path()

@@ -6,7 +6,9 @@ kubectl scales through ``…/deployments/{name}/scale`` with an ``autoscaling/v1
 returns the Scale; a write (``PUT`` a Scale, or any patch of one) changes only the
 template's ``spec.replicas``, with the template's resourceVersion as precondition and
 the same conflict retries as other patches. Only the workload kinds Kubernetes serves
-``/scale`` for are scalable.
+``/scale`` for are scalable, and the kinds of CustomResourceDefinitions that declare a
+``scale`` subresource: for those the replicas and the selector are where the CRD says
+(``specReplicasPath``, ``statusReplicasPath``, ``labelSelectorPath``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from typing import Any
 from starlette.responses import Response
 
 from fleetkeeper import errors
+from fleetkeeper.api.crd import ScalePaths, custom_kind
 from fleetkeeper.api.patch import apply_json_patch, apply_merge_patch
+from fleetkeeper.api.scheme import ResourceInfo
 from fleetkeeper.apiserver.admit import shape
 from fleetkeeper.apiserver.discovery import SCALABLE
 from fleetkeeper.apiserver.handlers import store_update
@@ -37,16 +41,45 @@ def _selector(obj: dict[str, Any]) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(match.items())) if isinstance(match, dict) else ""
 
 
-def to_scale(obj: dict[str, Any]) -> dict[str, Any]:
-    """The ``autoscaling/v1`` Scale of a workload template."""
+def declared_paths(info: ResourceInfo) -> ScalePaths | None:
+    """Where a CRD-defined kind keeps its replicas (None for the built-in workloads)."""
+    custom = custom_kind(info.group_kind)
+    version = custom.version(info.version) if custom is not None else None
+    return version.scale if version is not None else None
+
+
+def _at(obj: dict[str, Any], path: str) -> Any:
+    node: Any = obj
+    for part in path.strip(".").split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+def _with(obj: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    """``obj`` with ``value`` at ``path`` (the dicts on the way copied, so ``obj`` is left as it was)."""
+    head, _, rest = path.strip(".").partition(".")
+    if not rest:
+        return {**obj, head: value}
+    child = obj.get(head)
+    return {**obj, head: _with(child if isinstance(child, dict) else {}, rest, value)}
+
+
+def to_scale(obj: dict[str, Any], paths: ScalePaths | None = None) -> dict[str, Any]:
+    """The ``autoscaling/v1`` Scale of a workload template (``paths``: a CRD's declared places)."""
     meta = obj.get("metadata") or {}
-    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    if paths is None:
+        replicas, current, selector = _at(obj, "spec.replicas"), _at(obj, "status.replicas"), _selector(obj)
+        replicas = 1 if replicas is None else replicas
+    else:
+        replicas, current = _at(obj, paths.spec_replicas) or 0, _at(obj, paths.status_replicas)
+        found = _at(obj, paths.label_selector) if paths.label_selector else None
+        selector = found if isinstance(found, str) else ""
     return {
         "kind": "Scale", "apiVersion": "autoscaling/v1",
         "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
                      if k in meta},
-        "spec": {"replicas": spec.get("replicas", 1)},
-        "status": {"replicas": status.get("replicas", 0), "selector": _selector(obj)},
+        "spec": {"replicas": replicas},
+        "status": {"replicas": current or 0, "selector": selector},
     }
 
 
@@ -62,7 +95,7 @@ def _replicas(scale: Any) -> int:
 async def get_scale(state: ServerState, ctx: Context) -> Response:
     target = ctx.target
     obj = await state.store.get(target.info.group_kind, target.namespace or "", target.name or "")
-    return json_response(to_scale(obj))
+    return json_response(to_scale(obj, declared_paths(target.info)))
 
 
 async def write_scale(state: ServerState, ctx: Context, body: bytes, content_type: str,
@@ -72,9 +105,11 @@ async def write_scale(state: ServerState, ctx: Context, body: bytes, content_typ
     whole = Target(target.info, target.namespace, target.name, None)
     main = Context(whole, ctx.user, ctx.query, ctx.accept, ctx.user_agent)
     change: Any = decode_object(body, content_type) if method == "PUT" else decode(body, JSON)
+    paths = declared_paths(target.info)
+    replicas_path = paths.spec_replicas if paths is not None else ".spec.replicas"
     for attempt in range(state.config.patch_retries):
         old = await state.store.get(target.info.group_kind, target.namespace or "", target.name or "")
-        scale = to_scale(old)
+        scale = to_scale(old, paths)
         if method == "PUT":
             wanted = change
         elif content_type == JSON_PATCH:
@@ -84,7 +119,7 @@ async def write_scale(state: ServerState, ctx: Context, body: bytes, content_typ
         else:
             raise errors.UnsupportedMediaType(f"the patch type {content_type!r} is not supported for /scale")
         pinned = ((wanted.get("metadata") or {}).get("resourceVersion") if isinstance(wanted, dict) else None)
-        new = shape(whole, {**old, "spec": {**(old.get("spec") or {}), "replicas": _replicas(wanted)}})
+        new = shape(whole, _with(old, replicas_path, _replicas(wanted)))
         new["metadata"] = {**new["metadata"], "resourceVersion": pinned or old["metadata"]["resourceVersion"]}
         try:
             updated, warnings = await store_update(state, main, new, old)
@@ -93,8 +128,8 @@ async def write_scale(state: ServerState, ctx: Context, body: bytes, content_typ
                     or attempt + 1 >= state.config.patch_retries:
                 raise
             continue
-        return json_response(to_scale(updated), warnings=warnings)
+        return json_response(to_scale(updated, paths), warnings=warnings)
     raise errors.Conflict("the object kept changing while it was scaled; try again")
 
 
-__all__ = ["SCALABLE", "get_scale", "to_scale", "write_scale"]
+__all__ = ["SCALABLE", "declared_paths", "get_scale", "to_scale", "write_scale"]

@@ -10,16 +10,27 @@ Columns with ``priority: 1`` appear only with ``-o wide``.
 Cells are computed from wire dicts with small extractors, so a missing field prints
 as ``<none>`` instead of failing; ages are rendered like Kubernetes'
 ``duration.HumanDuration`` from the injected clock's ``now``.
+
+A kind a CustomResourceDefinition defines prints NAME then the storage version's
+``additionalPrinterColumns`` (each a JSONPath; ``date`` columns as ages), or NAME and AGE
+when it declares none — as kube-apiserver prints custom resources.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from fleetkeeper.api.base import human_duration, millisecond_time, parse_time
+from fleetkeeper.api.crd import PrinterColumn, custom_kind
+from fleetkeeper.api.jsonpath import evaluate
+from fleetkeeper.api.jsonpath_parse import JSONPathError
+from fleetkeeper.api.scheme import GroupKind
 
 Cell = str | int | float | bool | None
 
@@ -236,9 +247,59 @@ FULL_COLUMNS: dict[tuple[str, str], tuple[Column, ...]] = {
 }
 
 
+# --- kinds defined by CustomResourceDefinitions
+
+_SIMPLE_PATH = re.compile(r"^(\.[A-Za-z0-9_-]+)+$")
+
+
+def _lookup(obj: dict[str, Any], path: str) -> Any:
+    """The value at a printer column's JSONPath (``None`` when absent)."""
+    if _SIMPLE_PATH.match(path):
+        return _get(obj, *path[1:].split("."))
+    try:
+        return evaluate("{" + path + "}", obj) or None
+    except (JSONPathError, ValueError):
+        return None
+
+
+def _printed(column: PrinterColumn) -> Callable[[dict[str, Any], datetime], Cell]:
+    def extract(obj: dict[str, Any], now: datetime) -> Cell:
+        value = _lookup(obj, column.json_path)
+        if value is None:
+            return None
+        if column.type == "date":
+            return _since(value, now)
+        if column.type == "integer":
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+        if column.type == "number":
+            return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+        if column.type == "boolean":
+            return value if isinstance(value, bool) else None
+        if isinstance(value, str):
+            return value
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return orjson.dumps(value).decode() if isinstance(value, dict | list) else str(value)
+
+    return extract
+
+
+def custom_columns(group: str, kind: str) -> tuple[Column, ...] | None:
+    """The columns of a CRD-defined kind (None for other kinds)."""
+    custom = custom_kind(GroupKind(group, kind))
+    if custom is None:
+        return None
+    version = custom.storage or (custom.served[0] if custom.served else None)
+    if version is None or not version.printer_columns:
+        return (NAME, AGE)
+    printed = tuple(Column(c.name, _printed(c), type=c.type, priority=c.priority, description=c.description,
+                           format=c.format) for c in version.printer_columns)
+    return (NAME, *printed)
+
+
 def columns_for(group: str, kind: str) -> tuple[Column, ...]:
-    """Every column of a kind: NAME first and AGE last, or the kind's own (:data:`FULL_COLUMNS`)."""
-    full = FULL_COLUMNS.get((group, kind))
+    """Every column of a kind: NAME first and AGE last, or the kind's own (:data:`FULL_COLUMNS`, a CRD's)."""
+    full = FULL_COLUMNS.get((group, kind)) or custom_columns(group, kind)
     if full is not None:
         return full
     return (NAME, *COLUMNS.get((group, kind), ()), AGE)
@@ -273,5 +334,5 @@ def table(
             "columnDefinitions": [c.definition() for c in columns], "rows": rows}
 
 
-__all__ = ["AGE", "COLUMNS", "FULL_COLUMNS", "NAME", "Column", "columns_for", "condition", "field",
-           "human_duration", "table"]
+__all__ = ["AGE", "COLUMNS", "FULL_COLUMNS", "NAME", "Column", "columns_for", "condition", "custom_columns",
+           "field", "human_duration", "table"]

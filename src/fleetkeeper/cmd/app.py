@@ -43,6 +43,8 @@ Setup = Callable[[Manager, Context], None]
 
 #: Modules of the control plane, in start order (each has ``setup(mgr, ctx)``).
 CONTROLLERS: tuple[str, ...] = (
+    # first: the kinds CRDs define are known before any other controller looks at a template
+    "fleetkeeper.controllers.crds",
     "fleetkeeper.controllers.customizations",
     "fleetkeeper.controllers.policy_ids",
     "fleetkeeper.controllers.detector",
