@@ -102,7 +102,7 @@ def test_a_full_application_failover_is_admitted_with_its_defaults() -> None:
     assert app["decisionConditions"] == {"tolerationSeconds": 300}
     assert app["purgeMode"] == "Gracefully"
     assert app["gracePeriodSeconds"] == 600
-    assert app["blockPredecessorSeconds"] == 600
+    assert "blockPredecessorSeconds" not in app, "an additive field left unset keeps the policy Karmada's"
     assert app["preConditions"] == {"delaySeconds": 600, "healthyState": "Healthy"}
 
 

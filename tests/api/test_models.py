@@ -158,8 +158,8 @@ def test_crd_defaults_are_filled_on_decode() -> None:
                                  placement={"replicaScheduling": {}}))
     spec = pp.to_dict()["spec"]
     assert spec["failover"]["application"] == {
-        "decisionConditions": {"tolerationSeconds": 300}, "purgeMode": "Gracefully",
-        "blockPredecessorSeconds": 600}
+        "decisionConditions": {"tolerationSeconds": 300}, "purgeMode": "Gracefully"}
+    assert pp.spec.failover.application.block_seconds() == 600, "fleetkeeper's additive field: not written"
     assert spec["failover"]["cluster"] == {"purgeMode": "Gracefully"}
     assert spec["placement"]["replicaScheduling"] == {"replicaSchedulingType": "Divided"}
     assert (spec["preemption"], spec["conflictResolution"], spec["schedulerName"], spec["priority"]) == (

@@ -119,7 +119,7 @@ def _validate_application(app: ApplicationFailoverBehavior, path: str, errs: Fie
         errs.required(f"{path}.gracePeriodSeconds", "should not be empty when purgeMode is Gracefully")
     if grace is not None and grace <= 0:
         errs.invalid(f"{path}.gracePeriodSeconds", grace, "must be greater than 0")
-    if app.block_predecessor_seconds < 0:
+    if app.block_predecessor_seconds is not None and app.block_predecessor_seconds < 0:
         errs.invalid(f"{path}.blockPredecessorSeconds", app.block_predecessor_seconds,
                      "must be greater than or equal to 0")
     if app.pre_conditions is not None and (app.pre_conditions.delay_seconds or 0) < 0:

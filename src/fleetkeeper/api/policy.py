@@ -102,8 +102,15 @@ class ApplicationFailoverBehavior(Model):
     decision_conditions: DecisionConditions
     purge_mode: PurgeMode = "Gracefully"
     grace_period_seconds: int | None = None
-    block_predecessor_seconds: int = constants.DEFAULT_BLOCK_PREDECESSOR_SECONDS
+    block_predecessor_seconds: int | None = None
     state_preservation: StatePreservation | None = None
+
+    def block_seconds(self) -> int:
+        """``blockPredecessorSeconds``, or its default when unset (not written into the object,
+        so a policy read back is one Karmada's own schema accepts)."""
+        if self.block_predecessor_seconds is None:
+            return constants.DEFAULT_BLOCK_PREDECESSOR_SECONDS
+        return self.block_predecessor_seconds
 
 
 class ClusterFailoverBehavior(Model):

@@ -197,7 +197,7 @@ class ApplicationFailover:
             _log.info("evicting workload from cluster", binding=binding.key, cluster=cluster, reason=reason)
             await self._recorder.timeline(binding, tl.EVICTION_STARTED, text, reason=reason)
             await self._recorder.timeline(binding, tl.EVICTION_STARTED,
-                                          rules.blocked_message(cluster, now, app.block_predecessor_seconds),
+                                          rules.blocked_message(cluster, now, app.block_seconds()),
                                           reason="BlockPredecessor")
 
     async def _tell_failures(self, binding: b.Binding, failed: dict[str, str]) -> None:

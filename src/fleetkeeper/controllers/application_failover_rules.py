@@ -90,7 +90,7 @@ class Settings:
         return cls(toleration=float(app.decision_conditions.toleration_seconds),
                    delay=float(pre.delay_seconds or 0) if pre is not None else 0.0,
                    require_healthy=pre is not None and pre.healthy_state == constants.HEALTHY,
-                   block_seconds=app.block_predecessor_seconds,
+                   block_seconds=app.block_seconds(),
                    count_unknown="Unknown" in states)
 
 
@@ -363,7 +363,7 @@ def apply_plan(spec: ResourceBindingSpec, plan: Plan, *, producer: str, now: dat
         out = evictions.graceful_evict_cluster(out, name, options)
         history = record_eviction(history, EvictionRecord(
             cluster_name=name, evicted_at=now, reason=constants.EVICTION_REASON_APPLICATION_FAILURE,
-            producer=producer), block_seconds=app.block_predecessor_seconds, now=now)
+            producer=producer), block_seconds=app.block_seconds(), now=now)
     return out.model_copy(update={"eviction_history": history})
 
 

@@ -147,7 +147,7 @@ def blocked_clusters(spec: ResourceBindingSpec, now: datetime) -> frozenset[str]
     if not history:
         return frozenset()
     app = spec.failover.application if spec.failover is not None else None
-    seconds = app.block_predecessor_seconds if app is not None else DEFAULT_BLOCK_PREDECESSOR_SECONDS
+    seconds = app.block_seconds() if app is not None else DEFAULT_BLOCK_PREDECESSOR_SECONDS
     if seconds == 0:
         return frozenset(r.cluster_name for r in history)
     span = timedelta(seconds=seconds)
@@ -161,7 +161,7 @@ def next_block_expiry(spec: ResourceBindingSpec, now: datetime) -> datetime | No
     if not history:
         return None
     app = spec.failover.application if spec.failover is not None else None
-    seconds = app.block_predecessor_seconds if app is not None else DEFAULT_BLOCK_PREDECESSOR_SECONDS
+    seconds = app.block_seconds() if app is not None else DEFAULT_BLOCK_PREDECESSOR_SECONDS
     if seconds == 0:
         return None
     span = timedelta(seconds=seconds)
