@@ -96,9 +96,11 @@ async def test_a_table_answers_kubectl_get(api: Api) -> None:
     table = (await api.http.get(CLUSTERS, headers={"Accept": TABLE})).json()
     assert table["kind"] == "Table"
     names = [c["name"] for c in table["columnDefinitions"]]
-    assert names == ["Name", "Version", "Mode", "Ready", "APIEndpoint", "Age"]
+    assert names == ["Name", "Version", "Mode", "Ready", "Age", "Zones", "Region", "Provider", "API-Endpoint",
+                     "Proxy-URL"]
     row = table["rows"][0]
-    assert row["cells"][:5] == ["m1", "v1.31.0", "Push", "True", "https://m1:6443"]
+    assert row["cells"][:4] == ["m1", "v1.31.0", "Push", "True"]
+    assert row["cells"][8] == "https://m1:6443"
     assert row["object"]["kind"] == "PartialObjectMetadata" and row["object"]["metadata"]["name"] == "m1"
     one = (await api.http.get(f"{CLUSTERS}/m1?includeObject=None", headers={"Accept": TABLE})).json()
     assert len(one["rows"]) == 1 and "object" not in one["rows"][0]

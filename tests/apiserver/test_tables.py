@@ -89,3 +89,56 @@ def test_namespaces_print_their_status() -> None:
     rendered = table("", "Namespace", namespaces, now=NOW)
     assert [row["cells"][:2] for row in rendered["rows"]] == [
         ["karmada-es-member1", "Active"], ["gone", "Terminating"]]
+
+
+def _cells(group: str, kind: str, obj: dict[str, object]) -> dict[str, object]:
+    rendered = table(group, kind, [{"metadata": {"name": "x", "creationTimestamp": "2026-01-01T23:59:00Z"},
+                                    **obj}], now=NOW)
+    names = [c["name"] for c in rendered["columnDefinitions"]]
+    return dict(zip(names, rendered["rows"][0]["cells"], strict=True))
+
+
+def test_clusters_print_karmadas_columns_and_wide_ones() -> None:
+    rendered = table("cluster.karmada.io", "Cluster", [{"metadata": {"name": "m1"}, "spec": {
+        "syncMode": "Push", "apiEndpoint": "https://m1", "zones": ["a", "b"], "region": "eu"}}], now=NOW)
+    columns = [(c["name"], c["priority"]) for c in rendered["columnDefinitions"]]
+    assert columns == [("Name", 0), ("Version", 0), ("Mode", 0), ("Ready", 0), ("Age", 0), ("Zones", 1),
+                       ("Region", 1), ("Provider", 1), ("API-Endpoint", 1), ("Proxy-URL", 1)]
+    assert rendered["rows"][0]["cells"] == ["m1", None, "Push", "Unknown", "<unknown>", "a,b", "eu", "<none>",
+                                            "https://m1", "<none>"]
+
+
+def test_works_show_their_workload_kind_without_wide() -> None:
+    rendered = table("work.karmada.io", "Work", [{"metadata": {"name": "w"}, "spec": {"workload": {
+        "manifests": [{"kind": "Deployment"}, {"kind": "ConfigMap"}]}}}], now=NOW)
+    assert [(c["name"], c["priority"]) for c in rendered["columnDefinitions"]][1] == ("Workload-Kind", 0)
+    assert rendered["rows"][0]["cells"][1] == "Deployment,ConfigMap"
+
+
+def test_built_in_kinds_print_kubectls_columns() -> None:
+    svc = _cells("", "Service", {"spec": {"type": "NodePort", "ports": [
+        {"port": 80, "nodePort": 30080, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}]}})
+    assert svc == {"Name": "x", "Type": "NodePort", "Cluster-IP": "<none>", "External-IP": "<none>",
+                   "Port(s)": "80:30080/TCP,53/UDP", "Age": "60s"}
+    assert _cells("", "Service", {"spec": {"type": "LoadBalancer"}})["External-IP"] == "<pending>"
+    pod = _cells("", "Pod", {"spec": {"containers": [{"name": "a"}, {"name": "b"}]}, "status": {
+        "phase": "Running", "containerStatuses": [
+            {"ready": True, "restartCount": 2},
+            {"ready": False, "restartCount": 1, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}})
+    assert (pod["Ready"], pod["Status"], pod["Restarts"]) == ("1/2", "CrashLoopBackOff", 3)
+    job = _cells("batch", "Job", {"spec": {"completions": 3}, "status": {
+        "succeeded": 3, "conditions": [{"type": "Complete", "status": "True"}]}})
+    assert (job["Status"], job["Completions"]) == ("Complete", "3/3")
+    cron = _cells("batch", "CronJob", {"spec": {"schedule": "*/5 * * * *"}, "status": {"active": [{}]}})
+    assert (cron["Schedule"], cron["Timezone"], cron["Suspend"], cron["Active"], cron["Last Schedule"]) == (
+        "*/5 * * * *", "<none>", "False", 1, "<none>")
+    sts = _cells("apps", "StatefulSet", {"spec": {"replicas": 3}, "status": {"readyReplicas": 2}})
+    assert sts["Ready"] == "2/3"
+    ds = _cells("apps", "DaemonSet", {"spec": {"template": {"spec": {"nodeSelector": {"disk": "ssd"}}}},
+                                      "status": {"desiredNumberScheduled": 4, "numberReady": 3}})
+    assert (ds["Desired"], ds["Ready"], ds["Node Selector"]) == (4, 3, "disk=ssd")
+    ric = _cells("config.karmada.io", "ResourceInterpreterCustomization",
+                 {"spec": {"target": {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet"}}})
+    assert (ric["Target-API-Version"], ric["Target-Kind"]) == ("apps.kruise.io/v1alpha1", "CloneSet")
+    crd = _cells("apiextensions.k8s.io", "CustomResourceDefinition", {})
+    assert crd == {"Name": "x", "Created At": "2026-01-01T23:59:00Z"}
