@@ -284,3 +284,19 @@ def test_equality_is_by_fields_within_a_class_and_keeps_extras_in_unstructured_k
     one = kept.from_dict({"metadata": {"name": "w"}, "spec": {"size": 1}})
     assert one == kept.from_dict({"metadata": {"name": "w"}, "spec": {"size": 1}})
     assert one != kept.from_dict({"metadata": {"name": "w"}, "spec": {"size": 2}}), "extra fields count"
+
+
+def test_decoding_errors_read_as_kubernetes_words_them() -> None:
+    body = {"metadata": {"name": "x", "namespace": "d"},
+            "spec": {"conflictResolution": "Nope", "priority": "high", "extra": 1,
+                     "resourceSelectors": [{"kind": "ConfigMap"}]}}
+    with pytest.raises(errors.Invalid) as refused:
+        policy.PropagationPolicy.from_dict(body)
+    found = {c.field: (c.message, c.reason) for c in refused.value.causes}
+    assert found == {
+        "spec.priority": ('Invalid value: "high": must be an integer', "FieldValueInvalid"),
+        "spec.conflictResolution": ('Unsupported value: "Nope": supported values: "Abort", "Overwrite"',
+                                    "FieldValueNotSupported"),
+        "spec.extra": ("unknown field", "FieldValueNotSupported"),
+        "spec.resourceSelectors[0].apiVersion": ("Required value", "FieldValueRequired"),
+    }

@@ -81,7 +81,8 @@ def test_the_story_itself_loads() -> None:
         ),
         pytest.param(
             ["spec", "clusters", 0, "taints"], [{"key": "a", "effect": "Sometimes"}],
-            "spec.clusters[0].taints[0].effect", "Input should be",
+            "spec.clusters[0].taints[0].effect",
+            'Unsupported value: "Sometimes": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"',
             id="a taint effect that does not exist",
         ),
         pytest.param(
@@ -110,7 +111,8 @@ def test_the_story_itself_loads() -> None:
             {"replicaSchedulingType": "Tripled"},
             "spec.resources[1]",
             'PropagationPolicy "nginx-propagation" is invalid: '
-            "spec.placement.replicaScheduling.replicaSchedulingType: Input should be",
+            'spec.placement.replicaScheduling.replicaSchedulingType: Unsupported value: "Tripled": '
+            'supported values: "Duplicated", "Divided"',
             id="a resource that does not decode",
         ),
         pytest.param(

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar, Self
 
@@ -152,9 +153,7 @@ def validation_error(
         path = _loc_to_path(loc)
         if prefix:
             path = f"{prefix}.{path}" if path and not path.startswith("[") else f"{prefix}{path}"
-        msg = err["msg"]
-        if msg.startswith("Value error, "):
-            msg = msg[len("Value error, "):]
+        msg = _message(err)
         reason = {
             "missing": "FieldValueRequired",
             "extra_forbidden": "FieldValueNotSupported",
@@ -167,6 +166,49 @@ def validation_error(
     return errors.Invalid(f"{what} is invalid: {summary}", causes=causes, kind=kind, name=name)
 
 
+#: the message of a field the kind does not have (what strict field validation refuses)
+UNKNOWN_FIELD = "unknown field"
+#: pydantic error type → what the value must be, in Kubernetes' words
+_MUST_BE = {
+    "int_type": "an integer", "int_parsing": "an integer", "int_from_float": "an integer",
+    "float_type": "a number", "float_parsing": "a number", "string_type": "a string",
+    "bool_type": "a boolean", "bool_parsing": "a boolean", "list_type": "a list",
+    "dict_type": "an object", "model_type": "an object", "model_attributes_type": "an object",
+}
+_QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'")
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, dict):
+        return "object"
+    return "list" if isinstance(value, list) else type(value).__name__
+
+
+def _message(err: Any) -> str:
+    """A pydantic error in Kubernetes' words (``Required value``, ``Unsupported value: "x":
+    supported values: "A", "B"``, ``Invalid value: "three": must be an integer``)."""
+    kind, value = err["type"], err.get("input")
+    if kind == "missing":
+        return "Required value"
+    if kind == "extra_forbidden":
+        return UNKNOWN_FIELD
+    if kind in ("literal_error", "enum"):
+        supported = _QUOTED.findall(str((err.get("ctx") or {}).get("expected", "")))
+        if supported:
+            return (f"Unsupported value: {_shown(value)}: supported values: "
+                    + ", ".join(f'"{s}"' for s in supported))
+    if kind in _MUST_BE:
+        return f"Invalid value: {_shown(value)}: must be {_MUST_BE[kind]}"
+    msg = str(err["msg"])
+    return msg[len("Value error, "):] if msg.startswith("Value error, ") else msg
+
+
 def field_error(path: str, message: str, *, kind: str | None = None, name: str | None = None,
                 reason: str = "FieldValueInvalid") -> errors.Invalid:
     """A single-field ``Invalid`` (for rules checked outside pydantic, e.g. admission)."""
@@ -176,8 +218,8 @@ def field_error(path: str, message: str, *, kind: str | None = None, name: str |
                           kind=kind, name=name)
 
 
-__all__ = ["Model", "Time", "field_error", "format_time", "human_duration", "millisecond_time", "parse_time",
-           "validation_error"]
+__all__ = ["UNKNOWN_FIELD", "Model", "Time", "field_error", "format_time", "human_duration",
+           "millisecond_time", "parse_time", "validation_error"]
 
 # ClassVar re-exported for kind modules that declare scheme metadata on classes.
 _ = ClassVar

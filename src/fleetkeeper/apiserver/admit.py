@@ -25,6 +25,7 @@ from typing import Any
 
 from fleetkeeper import errors
 from fleetkeeper.api.admission import Operation, admit, check_namespace_finalizers
+from fleetkeeper.api.base import UNKNOWN_FIELD
 from fleetkeeper.api.scheme import ResourceInfo
 from fleetkeeper.api.validation import FieldErrors
 from fleetkeeper.apiserver.request import Target
@@ -76,7 +77,7 @@ def shape(target: Target, obj: dict[str, Any]) -> dict[str, Any]:
 def _unknown_fields(exc: errors.Invalid) -> list[str] | None:
     """The paths of unknown fields, if they are the only problems of ``exc``."""
     paths = [c.field for c in exc.causes
-             if c.reason == "FieldValueNotSupported" and c.message.startswith("Extra inputs")]
+             if c.reason == "FieldValueNotSupported" and c.message == UNKNOWN_FIELD]
     return paths if paths and len(paths) == len(exc.causes) else None
 
 
