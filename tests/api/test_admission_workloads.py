@@ -9,6 +9,9 @@ import pytest
 
 from fleetkeeper import errors
 from fleetkeeper.api import admission
+from fleetkeeper.api.builtin import BUILTIN
+from fleetkeeper.api.cluster import Cluster
+from fleetkeeper.api.policy import ClusterPropagationPolicy, PropagationPolicy
 from fleetkeeper.api.scheme import SCHEME
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -246,3 +249,10 @@ def test_the_stored_object_is_not_the_given_one() -> None:
     obj = SCHEME.decode(workload("Deployment"))
     admitted = admission.admit(obj, None, operation="CREATE", now=NOW)
     assert admitted is not obj and "replicas" not in obj.to_dict()["spec"]
+
+
+def test_only_kinds_whose_rules_compare_with_the_stored_object_have_it_read() -> None:
+    assert admission.reads_old(PropagationPolicy) and admission.reads_old(ClusterPropagationPolicy)
+    assert admission.reads_old(BUILTIN["CustomResourceDefinition"])
+    assert not admission.reads_old(BUILTIN["Deployment"]), "defaults and checks of a workload never look back"
+    assert not admission.reads_old(Cluster)

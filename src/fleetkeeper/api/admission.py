@@ -69,7 +69,7 @@ def admit(new: R, old: R | None, *, operation: Operation, now: datetime) -> R:
 
 def reads_old(model: type[Resource]) -> bool:
     """Whether :func:`admit` looks at ``old`` for this kind (a caller may skip decoding it)."""
-    return model in _RULES
+    return model in _READS_OLD
 
 
 def _needs_meta_fix(obj: Resource) -> bool:
@@ -243,5 +243,9 @@ _RULES: dict[type[Resource], _Rule] = {
     ResourceInterpreterCustomization: _ric,
     WorkloadRebalancer: _rebalancer,
 }
+
+#: the kinds whose rules compare the update with the stored object (immutable fields)
+_READS_OLD: frozenset[type[Resource]] = frozenset({
+    PropagationPolicy, ClusterPropagationPolicy, BUILTIN["CustomResourceDefinition"]})
 
 __all__ = ["Operation", "admit", "check_namespace_finalizers", "reads_old"]

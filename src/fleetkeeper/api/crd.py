@@ -286,16 +286,6 @@ class CustomKinds:
 CUSTOM_KINDS: Final = CustomKinds(SCHEME)
 
 
-def register_crd(crd: Mapping[str, Any] | Resource) -> NameConflict | None:
-    """Serve what ``crd`` defines in :data:`SCHEME`; the conflict keeping it from being served, or None."""
-    return CUSTOM_KINDS.register(crd)
-
-
-def unregister_crd(name: str) -> CustomKind | None:
-    """Stop serving what the CRD ``name`` defined in :data:`SCHEME`."""
-    return CUSTOM_KINDS.unregister(name)
-
-
 def custom_kind(gk: GroupKind) -> CustomKind | None:
     """The registered CRD's definition of a kind (None for built-in and unknown kinds)."""
     return CUSTOM_KINDS.get(gk)
@@ -344,5 +334,5 @@ def desired_status(crd: Mapping[str, Any] | Resource, *, conflict: NameConflict 
 __all__ = [
     "COLUMN_TYPES", "CRD", "CUSTOM_KINDS", "ESTABLISHED", "NAMES_ACCEPTED", "SCOPES", "CustomKind",
     "CustomKinds", "CustomVersion", "NameConflict", "PrinterColumn", "ScalePaths", "custom_kind",
-    "desired_status", "parse", "register_crd", "unregister_crd", "wire",
+    "desired_status", "parse", "wire",
 ]
