@@ -187,6 +187,14 @@ def test_tolerating_forever_is_never_queued() -> None:
         told = [e.message for e in await world.timeline("web", tl.EVICTION_TOLERATED)]
         assert told == ["member1's taint cluster.karmada.io/not-ready:NoExecute is tolerated forever: "
                         "never evicted from it"], "said once"
+        untainted = await world.cluster("member1")  # the taint goes in one write, nothing else changing
+        untainted.spec.taints = None
+        await world.client.update(untainted)
+        await world.until(3700)
+        await fail(world, "member1")  # a new failure: said again
+        await world.until(3800)
+        got = [(e.time, e.message) for e in await world.timeline("web", tl.EVICTION_TOLERATED)]
+        assert len(got) == 2, got
 
     run(body)
 

@@ -157,6 +157,8 @@ class TaintManager:
                     self.fanout.enqueue(Request.for_object(other))
         if cluster is not None and rules.no_execute_taints(cluster):
             self.fanout.enqueue(Request.for_object(cluster))
+        elif cluster is not None:
+            self._tolerating.pop(cluster.name, None)  # a taint that comes back is told again
 
     def binding_changed(self, binding: Binding | None) -> None:
         """A binding event: decide it now if one of its clusters is tainted NoExecute."""
@@ -177,6 +179,7 @@ class TaintManager:
         cluster = self._clusters.get(request.name)
         if cluster is None:
             self._announced.discard(request.name)
+            self._tolerating.pop(request.name, None)
             return Result()
         taints = rules.no_execute_taints(cluster)
         if self.breaker.open:
@@ -193,7 +196,6 @@ class TaintManager:
                        "or failing their probes")
             await self._recorder.timeline(cluster, tl.EVICTION_RESUMED, resumed, reason="CircuitBreaker")
         if not taints or not self.enabled:
-            self._tolerating.pop(cluster.name, None)
             return Result()
         now = self._ctx.clock.now()
         for count, binding in enumerate(self.bindings_on(cluster.name), start=1):
