@@ -115,7 +115,8 @@ class ApplicationFailover:
         self._recorder = ctx.recorder(NAME)
         #: bindings already warned about a configuration that can never fire: (uid, apiVersion, kind)
         self._warned: set[tuple[str, str, str]] = set()
-        #: binding uid → the state-preservation failures last put on its timeline (told once each)
+        #: binding key → the state-preservation failures last put on its timeline (told once each;
+        #: forgotten with the binding)
         self._told_failures: dict[str, dict[str, str]] = {}
 
     def _cached(self, request: Request) -> b.Binding | None:
@@ -124,6 +125,7 @@ class ApplicationFailover:
     async def reconcile(self, request: Request) -> Result:
         binding = self._cached(request)
         if binding is None or binding.metadata.deletion_timestamp is not None:
+            self._told_failures.pop(str(request), None)
             return Result()
         resource = binding.spec.resource
         healthy_rule = self._ctx.interpreter.has_health_rule(resource.api_version, resource.kind)
@@ -203,8 +205,8 @@ class ApplicationFailover:
     async def _tell_failures(self, binding: b.Binding, failed: dict[str, str]) -> None:
         """Put a state-preservation failure that holds an eviction on the timeline, once while it
         lasts (the reconcile is retried with backoff, and each retry fails the same way)."""
-        uid = binding.metadata.uid or binding.key
-        told = self._told_failures.get(uid, {})
+        key = binding.key
+        told = self._told_failures.get(key, {})
         for cluster, reason in failed.items():
             if told.get(cluster) != reason:
                 await self._recorder.timeline(
@@ -212,9 +214,9 @@ class ApplicationFailover:
                     f"eviction from {cluster} waits: state preservation failed: {reason}",
                     reason="StatePreservationFailed")
         if failed:
-            self._told_failures[uid] = dict(failed)
+            self._told_failures[key] = dict(failed)
         else:
-            self._told_failures.pop(uid, None)
+            self._told_failures.pop(key, None)
 
     async def _failed(self, binding: b.Binding, message: str) -> None:
         for obj in (binding, _template(binding)):

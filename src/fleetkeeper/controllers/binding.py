@@ -134,7 +134,8 @@ class BindingController:
         #: Work key → resourceVersion of this controller's last update of it, until its event
         #: comes: what the controller wrote itself is no reason to look at the binding again
         self._wrote: dict[str, str] = {}
-        #: binding uid → the clusters whose ``Directly`` copies its new Works wait for (told once)
+        #: binding key → the clusters whose ``Directly`` copies its new Works wait for (told once;
+        #: forgotten with the binding)
         self._directly_waits: dict[str, tuple[str, ...]] = {}
 
     def _template_handler(self, kind: Kind) -> EnqueueMapped[Resource]:
@@ -200,8 +201,10 @@ class BindingController:
         binding: b.Binding | None = (self._rbs.get(str(request)) if request.namespace
                                      else self._crbs.get(request.name))
         if binding is None:
+            self._directly_waits.pop(str(request), None)
             return Result()
         if binding.metadata.deletion_timestamp is not None:
+            self._directly_waits.pop(str(request), None)
             await self._finalize(binding)
             return Result()
         binding = await self._ensure_metadata(binding)
@@ -423,13 +426,13 @@ class BindingController:
     async def _note_directly_wait(self, binding: b.Binding, clusters: list[str]) -> None:
         """Say on the timeline, once per wait, why no new Work is written yet (purge mode
         ``Directly``: the old copy goes first, and a cluster that does not answer keeps it)."""
-        uid = binding.metadata.uid or binding.key
+        key = binding.key
         if not clusters:
-            self._directly_waits.pop(uid, None)
+            self._directly_waits.pop(key, None)
             return
-        if self._directly_waits.get(uid) == tuple(clusters):
+        if self._directly_waits.get(key) == tuple(clusters):
             return
-        self._directly_waits[uid] = tuple(clusters)
+        self._directly_waits[key] = tuple(clusters)
         message = (f"new Works wait until the old copy in {', '.join(clusters)} is removed "
                    "(purge mode Directly)")
         silent = [name for name in clusters if not _ready(self._clusters.get(name))]
