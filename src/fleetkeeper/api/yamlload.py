@@ -13,7 +13,9 @@ a ``yaml.YAMLError``, so callers that already catch YAML errors report it with t
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Hashable
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -71,4 +73,23 @@ def load_all(text: str) -> list[Any]:
     return list(yaml.load_all(text, Loader=_Loader))
 
 
-__all__ = ["DuplicateKeyError", "load", "load_all", "text_of"]
+class Unreadable(ValueError):
+    """A YAML file that cannot be used; the message names the file and why."""
+
+
+def read_all(path: str) -> list[Any]:
+    """Every document of the file at ``path`` (``-``: standard input), ``None`` for an empty one;
+    :class:`Unreadable` when it cannot be read, is not UTF-8 or is not valid YAML."""
+    try:
+        text = text_of(sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes())
+    except OSError as exc:
+        raise Unreadable(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise Unreadable(f"{path}: cannot read: {exc}") from None
+    try:
+        return load_all(text)
+    except yaml.YAMLError as exc:
+        raise Unreadable(f"{path}: invalid YAML: {exc}") from None
+
+
+__all__ = ["DuplicateKeyError", "Unreadable", "load", "load_all", "read_all", "text_of"]

@@ -21,8 +21,6 @@ the file and the field.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -47,15 +45,9 @@ class BadInput(Exception):
 def _load(path: str) -> list[Any]:
     """Every YAML document of ``path`` (``-``: stdin), ``None`` for an empty or ``null`` one."""
     try:
-        text = yamlload.text_of(sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes())
-    except OSError as exc:
-        raise BadInput(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise BadInput(f"{path}: cannot read: {exc}") from None
-    try:
-        return yamlload.load_all(text)
-    except yaml.YAMLError as exc:
-        raise BadInput(f"{path}: invalid YAML: {exc}") from None
+        return yamlload.read_all(path)
+    except yamlload.Unreadable as exc:
+        raise BadInput(str(exc)) from None
 
 
 def _documents(path: str) -> list[Any]:

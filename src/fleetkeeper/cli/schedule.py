@@ -26,9 +26,7 @@ untolerated taint {…}``); 2 bad input, with a message naming the file and the 
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -76,15 +74,9 @@ class Inputs:
 
 def _documents(path: str) -> list[Any]:
     try:
-        text = yamlload.text_of(sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes())
-    except OSError as exc:
-        raise BadInput(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise BadInput(f"{path}: cannot read: {exc}") from None
-    try:
-        return [doc for doc in yamlload.load_all(text) if doc is not None]
-    except yaml.YAMLError as exc:
-        raise BadInput(f"{path}: invalid YAML: {exc}") from None
+        return [doc for doc in yamlload.read_all(path) if doc is not None]
+    except yamlload.Unreadable as exc:
+        raise BadInput(str(exc)) from None
 
 
 def read_inputs(paths: list[str]) -> Inputs:
