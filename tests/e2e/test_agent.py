@@ -91,6 +91,48 @@ def test_an_agent_token_minted_while_up_runs_registers_its_own_cluster(fleet: Fl
     assert up.stop() == 0
 
 
+def _as_agent(fleet: Fleet, name: str, method: str, path: str, body: Any = None) -> httpx.Response:
+    kubeconfig = fleet.state / f"agent-{name}.kubeconfig"
+    token = yaml.safe_load(kubeconfig.read_text())["users"][0]["user"]["token"]
+    ca = ssl.create_default_context(cafile=str(fleet.state / "pki" / "ca.crt"))
+    return httpx.request(method, f"{fleet.server}{path}", json=body, verify=ca, timeout=10,
+                         headers={"Authorization": f"Bearer {token}"})
+
+
+def test_unjoin_and_token_revoke_end_an_agent_at_once(fleet: Fleet) -> None:
+    up = fleet.up("--clusters", "1", *GRACE)
+    clusters = "/apis/cluster.karmada.io/v1alpha1/clusters"
+    for name in ("edge7", "edge8"):
+        minted = fleet.start("token", "token", "create-agent", name, "--state-dir", str(fleet.state))
+        assert minted.popen.wait(PROCESS) == 0, minted.stderr
+    pull = {"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "metadata": {"name": "edge7"},
+            "spec": {"syncMode": "Pull"}}
+    registered = _as_agent(fleet, "edge7", "POST", clusters, pull)
+    assert registered.status_code == 201, registered.text
+    kubeconfig = fleet.state / "agent-edge7.kubeconfig"
+
+    unjoined = fleet.cli("unjoin", "edge7", "--timeout", "30s")
+    assert unjoined.returncode == 0, unjoined.stderr
+    for method, body in (("GET", None), ("POST", pull)):
+        refused = _as_agent(fleet, "edge7", method, clusters + ("/edge7" if method == "GET" else ""), body)
+        assert refused.status_code == 401, refused.text
+    assert fleet.kubectl("get", "cluster", "edge7").returncode != 0  # not registered again
+    assert kubeconfig.exists()  # unjoin, over the API, leaves the file: its token is dead
+
+    assert _as_agent(fleet, "edge8", "GET", clusters + "/edge8").status_code == 404  # known, not registered
+    kubeconfig8 = fleet.state / "agent-edge8.kubeconfig"
+    kept = kubeconfig8.read_text()
+    revoked = fleet.start("token", "token", "revoke", "edge8", "--state-dir", str(fleet.state))
+    assert revoked.popen.wait(PROCESS) == 0, revoked.stderr
+    assert "agent token of edge8 revoked" in revoked.stdout
+    assert not kubeconfig8.exists()
+    kubeconfig8.write_text(kept)  # a copy someone kept
+    assert _as_agent(fleet, "edge8", "GET", clusters + "/edge8").status_code == 401
+    again = fleet.start("token", "token", "revoke", "edge8", "--state-dir", str(fleet.state))
+    assert again.popen.wait(PROCESS) == 1 and "no agent token for cluster 'edge8'" in again.stderr
+    assert up.stop() == 0
+
+
 def test_bad_agent_input_exits_2(fleet: Fleet) -> None:
     fleet.state.mkdir()
     kubeconfig = fleet.state / "agent.kubeconfig"

@@ -12,7 +12,10 @@ A body becomes a stored object in three moves:
 3. **admit** — :func:`fleetkeeper.api.admission.admit` defaults and validates
    main-resource writes (``/status`` writes are only decoded, as the local client does)
    (``422 Invalid`` with one cause per field path), and the result is rendered back
-   to its wire form, which is what the store keeps.
+   to its wire form, which is what the store keeps;
+4. **confine** — a Pull agent's write is checked on its content
+   (:mod:`fleetkeeper.apiserver.confine`): what the written object may say, beyond
+   which objects the agent may write at all.
 
 Whether the namespace exists is :mod:`fleetkeeper.apiserver.namespaces`' to judge (create only).
 """
@@ -28,6 +31,8 @@ from fleetkeeper.api.admission import Operation, admit, check_namespace_finalize
 from fleetkeeper.api.base import UNKNOWN_FIELD
 from fleetkeeper.api.scheme import ResourceInfo
 from fleetkeeper.api.validation import FieldErrors
+from fleetkeeper.apiserver import confine
+from fleetkeeper.apiserver.auth import User
 from fleetkeeper.apiserver.request import Target
 
 VALIDATION_MODES = ("Strict", "Warn", "Ignore")
@@ -123,9 +128,11 @@ def _decode(info: ResourceInfo, obj: dict[str, Any], validation: str) -> tuple[A
 
 def admit_object(
     info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None, *,
-    operation: Operation, now: datetime, validation: str = "Strict", subresource: str | None = None,
+    operation: Operation, now: datetime, user: User | None, validation: str = "Strict",
+    subresource: str | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
-    """Decode, default and validate ``obj``; return its wire form and any warnings.
+    """Decode, default and validate ``obj`` written by ``user`` (``None``: the server itself);
+    return its wire form and any warnings.
 
     A ``/status`` write is decoded (so its shape is checked) but skips the kind's
     admission rules, which judge what users declare, not what controllers observe.
@@ -134,15 +141,18 @@ def admit_object(
     if subresource == "finalize":
         _finalizer_names(new.to_dict(), info)
     if subresource is not None:
-        return new.to_dict(), warnings
+        wire = new.to_dict()
+        confine.check_write(user, info, wire, old, subresource=subresource)
+        return wire, warnings
     previous = None
     if old is not None:
         try:
             previous = info.model.from_dict(old)
         except errors.Invalid:
             previous = None  # stored before a schema change: validate the new object alone
-    admitted = admit(new, previous, operation=operation, now=now)
-    return admitted.to_dict(), warnings
+    admitted = admit(new, previous, operation=operation, now=now).to_dict()
+    confine.check_write(user, info, admitted, old)
+    return admitted, warnings
 
 
 def _finalizer_names(namespace: dict[str, Any], info: ResourceInfo) -> None:

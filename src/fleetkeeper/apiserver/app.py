@@ -264,8 +264,12 @@ class ApiServerApp:
             options = decode_object(body, "application/json") if body.strip() else None
             self._authorize(ctx, "delete" if target.name is not None else "deletecollection")
             if target.name is None:
-                return await handlers.delete_collection(self.state, ctx, options), None
-            return await handlers.delete_object(self.state, ctx, options), target.name
+                response = await handlers.delete_collection(self.state, ctx, options)
+                await self._revoke_unjoined(ctx)
+                return response, None
+            response = await handlers.delete_object(self.state, ctx, options)
+            await self._revoke_unjoined(ctx)
+            return response, target.name
         obj = decode_object(body, media_type(request.headers.get("content-type")))
         if method == "POST":
             name = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
@@ -273,6 +277,21 @@ class ApiServerApp:
             return await handlers.create_object(self.state, ctx, obj), str(name) if name else None
         self._authorize(ctx, "update")
         return await handlers.update_object(self.state, ctx, obj), target.name
+
+    async def _revoke_unjoined(self, ctx: Context) -> None:
+        """Revoke the agent token of every Cluster this deletion removed or set terminating:
+        an unjoined cluster's agent is out at once, and cannot register the cluster again."""
+        info, tokens = ctx.target.info, self.state.tokens
+        if tokens is None or ctx.dry_run or (info.group, info.plural) != ("cluster.karmada.io", "clusters"):
+            return
+        names = [ctx.target.name] if ctx.target.name is not None else list(tokens.agents)
+        for name in names:
+            try:
+                obj = await self.state.store.get(info.group_kind, "", name)
+            except errors.NotFound:
+                obj = None
+            if obj is None or (obj.get("metadata") or {}).get("deletionTimestamp"):
+                tokens.revoke_agent(name)
 
     async def _scale(self, ctx: Context, request: Request) -> Response:
         method = request.method

@@ -5,9 +5,12 @@ Identities:
 * **admin** — the operator's token (written into the admin kubeconfig): everything;
 * **pull agent of cluster C** — one token per Pull-mode cluster. An agent runs next to
   its member, possibly on a machine we trust less, so it may touch only what it needs:
-  its own ``Cluster`` (read it, write its ``/status``), its heartbeat Lease
-  ``karmada-cluster/C`` and the Works in its execution namespace ``karmada-es-C``.
-  Anything else is ``403 Forbidden`` with a Status that says what the agent may do;
+  its own ``Cluster`` (register it, read it, write its ``/status``), its heartbeat Lease
+  ``karmada-cluster/C``, the Works in its execution namespace ``karmada-es-C`` and Events
+  about those. Anything else is ``403 Forbidden`` with a Status that says what the agent
+  may do. What RBAC-style rules cannot say — that the Cluster stays ``Pull`` and never
+  tells the plane where to call out, that an Event is about the agent's own objects — is
+  checked on the object written, by :mod:`fleetkeeper.apiserver.confine`;
 * **anonymous** (no ``Authorization`` header) — only the public, read-only endpoints:
   discovery, OpenAPI, ``/version`` and the health checks. Anything else is ``401``.
 
@@ -149,8 +152,11 @@ def _pinned_name(field_selector: str | None) -> str | None:
     return None
 
 
-#: what an agent may only create: Events and failover timeline entries about its work
-RECORDS = frozenset({("", "events"), ("events.k8s.io", "events"), ("fleetkeeper.io", "timelineentries")})
+#: the Events an agent may record (about its own Cluster and Works: :mod:`.confine` checks that); the
+#: failover timeline is the control plane's alone
+RECORDS = frozenset({("", "events"), ("events.k8s.io", "events")})
+#: where an agent's Events live: a Cluster's (cluster-scoped) in ``default``, a Work's in its namespace
+EVENT_NAMESPACE = "default"
 
 
 Rule = dict[str, list[str]]
@@ -176,15 +182,16 @@ def rules(user: User, namespace: str) -> tuple[list[Rule], list[Rule]]:
     cluster = user.cluster
     granted: list[Rule] = [
         SELF_REVIEWS,
-        {"verbs": ["create", "get", "list", "watch"], "apiGroups": ["cluster.karmada.io"],
+        {"verbs": ["create", "get", "list", "update", "watch"], "apiGroups": ["cluster.karmada.io"],
          "resources": ["clusters"], "resourceNames": [cluster]},
         {"verbs": ["get", "list", "watch"], "apiGroups": ["cluster.karmada.io"], "resources": ["clusters/*"],
          "resourceNames": [cluster]},
         {"verbs": ["patch", "update"], "apiGroups": ["cluster.karmada.io"], "resources": ["clusters/status"],
          "resourceNames": [cluster]},
-        *({"verbs": ["create"], "apiGroups": [group], "resources": [resource]}
-          for group, resource in sorted(RECORDS)),
     ]
+    if namespace in (EVENT_NAMESPACE, EXECUTION_NAMESPACE_PREFIX + cluster):
+        granted.extend({"verbs": ["create", "patch", "update"], "apiGroups": [group], "resources": [resource]}
+                       for group, resource in sorted(RECORDS))
     if namespace == LEASE_NAMESPACE:
         granted.append({"verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
                         "apiGroups": ["coordination.k8s.io"], "resources": ["leases", "leases/*"],
@@ -222,9 +229,9 @@ def authorize(user: User, attributes: Attributes) -> None:
         return
     reason = ""
     if user.cluster is not None:
-        reason = (f": a pull agent may only register and read its Cluster {user.cluster!r} and write "
-                  f"its status, use the Lease {LEASE_NAMESPACE}/{user.cluster} and the Works in "
-                  f"{EXECUTION_NAMESPACE_PREFIX}{user.cluster}, and create Events and timeline entries")
+        reason = (f": a pull agent may only register, read and update its Cluster {user.cluster!r} and "
+                  f"write its status, use the Lease {LEASE_NAMESPACE}/{user.cluster} and the Works in "
+                  f"{EXECUTION_NAMESPACE_PREFIX}{user.cluster}, and record Events about them")
     raise errors.Forbidden(attributes.describe(user) + reason, kind=attributes.resource,
                            group=attributes.group, name=attributes.name or None)
 
@@ -250,7 +257,7 @@ def authorize_path(user: User, verb: str, path: str) -> None:
 
 
 __all__ = [
-    "ADMIN", "AGENT_USER_PREFIX", "ANONYMOUS", "EXECUTION_NAMESPACE_PREFIX", "LEASE_NAMESPACE",
-    "PUBLIC_PATHS", "SELF_REVIEWS", "Attributes", "Rule", "Tokens", "User", "authenticated", "authorize",
-    "authorize_path", "new_token", "rules",
+    "ADMIN", "AGENT_USER_PREFIX", "ANONYMOUS", "EVENT_NAMESPACE", "EXECUTION_NAMESPACE_PREFIX",
+    "LEASE_NAMESPACE", "PUBLIC_PATHS", "SELF_REVIEWS", "Attributes", "Rule", "Tokens", "User",
+    "authenticated", "authorize", "authorize_path", "new_token", "rules",
 ]

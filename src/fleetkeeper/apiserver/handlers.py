@@ -86,7 +86,7 @@ async def create_object(state: ServerState, ctx: Context, body: dict[str, Any]) 
     obj = shape(target, body)
     await namespaces.check_create(state, target)
     admitted, warnings = admit_object(
-        target.info, obj, None, operation="CREATE", now=state.clock.now(),
+        target.info, obj, None, operation="CREATE", now=state.clock.now(), user=ctx.user,
         validation=ctx.field_validation(state.config.default_field_validation),
     )
     meta = admitted.setdefault("metadata", {})
@@ -106,7 +106,7 @@ async def store_update(state: ServerState, ctx: Context, new: dict[str, Any], ol
     """
     target = ctx.target
     admitted, warnings = admit_object(
-        target.info, new, old, operation="UPDATE", now=state.clock.now(),
+        target.info, new, old, operation="UPDATE", now=state.clock.now(), user=ctx.user,
         validation=ctx.field_validation(state.config.default_field_validation),
         subresource=target.subresource,
     )

@@ -62,7 +62,7 @@ class Bootstrap:
         assert info is not None, "the scheme has no Namespace"
         for name in BOOTSTRAP:
             wire = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
-            admitted, _ = admit_object(info, wire, None, operation="CREATE", now=state.clock.now())
+            admitted, _ = admit_object(info, wire, None, operation="CREATE", now=state.clock.now(), user=None)
             with contextlib.suppress(errors.AlreadyExists):  # there already, left alone
                 await state.store.create(admitted)
 

@@ -128,7 +128,7 @@ async def _create_applied(state: ServerState, ctx: Context, result: dict[str, An
     result.get("metadata", {}).pop("resourceVersion", None)
     await namespaces.check_create(state, ctx.target)
     admitted, warnings = admit_object(
-        ctx.target.info, result, None, operation="CREATE", now=state.clock.now(),
+        ctx.target.info, result, None, operation="CREATE", now=state.clock.now(), user=ctx.user,
         validation=ctx.field_validation(state.config.default_field_validation),
     )
     created = await state.store.create(admitted, dry_run=ctx.dry_run)

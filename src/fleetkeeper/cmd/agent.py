@@ -18,12 +18,15 @@ reports the cluster's status, and applies the Works of ``karmada-es-NAME``. When
 (or dies) the heartbeats stop, and after ``--cluster-monitor-grace-period`` the control
 plane marks the cluster ``Ready=Unknown`` and fails its workloads over.
 
-**Least privilege.** An agent token may register and read only its own Cluster (and
-write its status), its Lease and the Works of its execution namespace, and create Events
-and failover-timeline entries; the API server refuses the rest. The agent's informers
-therefore ask for exactly that (:class:`AgentClient` narrows the list/watch of Clusters
-to ``metadata.name=NAME`` and of Works to ``karmada-es-NAME``). When the cluster is not
-registered yet the agent registers it in Pull mode, as Karmada's agent does.
+**Least privilege.** An agent token may register, read and update only its own Cluster
+(as a Pull cluster that tells the plane nowhere to call: no endpoint, secret or proxy)
+and write its status, use its Lease and the Works of its execution namespace, and record
+Events about its Cluster and those Works; the API server refuses the rest, the failover
+timeline included (it is the control plane's). The agent therefore asks for exactly that:
+:class:`AgentClient` narrows the list/watch of Clusters to ``metadata.name=NAME`` and of
+Works to ``karmada-es-NAME``, and keeps to itself the records the plane would refuse
+(timeline entries, Events about a member's copy). When the cluster is not registered
+yet the agent registers it in Pull mode, as Karmada's agent does.
 
 ``fleetkeeper token create-agent NAME`` mints (or shows) the agent token in the state
 directory's ``tokens.json`` — a running ``fleetkeeper up`` picks it up without a restart —
@@ -44,7 +47,9 @@ import typer
 from fleetkeeper import errors
 from fleetkeeper.api import constants
 from fleetkeeper.api.cluster import Cluster, ClusterSpec
+from fleetkeeper.api.core import Event
 from fleetkeeper.api.meta import ObjectMeta, Resource
+from fleetkeeper.api.timeline import TimelineEntry
 from fleetkeeper.api.work import Work
 from fleetkeeper.cli import paths
 from fleetkeeper.cli.clusters import cluster_name_problem
@@ -100,7 +105,23 @@ class AgentClient:
                                  label_selector=label_selector, field_selector=field_selector)
 
     async def create(self, obj: T) -> T:
+        if not self._may_record(obj):
+            _log.debug("record kept local: an agent writes no timeline and Events about its own objects only",
+                       kind=obj.kind, name=obj.name)
+            return obj
         return await self._inner.create(obj)
+
+    def _may_record(self, obj: Resource) -> bool:
+        """False for what the control plane refuses from an agent: timeline entries, and Events
+        about anything but this cluster and its Works."""
+        if isinstance(obj, TimelineEntry):
+            return False
+        if isinstance(obj, Event):
+            ref = obj.involved_object
+            if ref.kind == "Cluster":
+                return ref.name == self.cluster
+            return ref.kind == "Work" and ref.namespace == constants.execution_namespace(self.cluster)
+        return True
 
     async def update(self, obj: T) -> T:
         return await self._inner.update(obj)
@@ -139,13 +160,12 @@ class OneMember:
 # --------------------------------------------------------------------------- registration
 
 
-async def register(client: Client, name: str, member_url: str) -> str:
+async def register(client: Client, name: str) -> str:
     """Make sure cluster ``name`` exists in Pull mode; say what was done."""
     try:
         cluster = await client.get(Cluster, name)
     except errors.NotFound:
-        fresh = Cluster(metadata=ObjectMeta(name=name),
-                        spec=ClusterSpec(sync_mode="Pull", api_endpoint=member_url))
+        fresh = Cluster(metadata=ObjectMeta(name=name), spec=ClusterSpec(sync_mode="Pull"))
         try:
             await client.create(fresh)
         except errors.Forbidden:
@@ -160,13 +180,13 @@ async def register(client: Client, name: str, member_url: str) -> str:
     return f"cluster {name} is registered (Pull)"
 
 
-async def register_with_retries(client: Client, name: str, member_url: str, *, clock: Clock,
+async def register_with_retries(client: Client, name: str, *, clock: Clock,
                                 stop: asyncio.Event, server: str) -> str | None:
     """:func:`register`, retried while the control plane is unreachable; None if stopped."""
     delay = RETRY_FIRST
     while not stop.is_set():
         try:
-            return await register(client, name, member_url)
+            return await register(client, name)
         except errors.Unauthorized as exc:
             parts.fail(f"the control plane at {server} refused this agent's token: {exc.message}")
         except errors.Forbidden as exc:
@@ -203,7 +223,7 @@ async def run_agent(kubeconfig: Path, name: str, member_url: str, options: Optio
     stop = asyncio.Event()
     with parts.stop_on_signals(stop):
         try:
-            done = await register_with_retries(rest, name, member_url, clock=clock, stop=stop, server=server)
+            done = await register_with_retries(rest, name, clock=clock, stop=stop, server=server)
             if done is None:
                 return
             typer.echo(f"  {done}")
@@ -298,4 +318,30 @@ def create_agent(
                f"--member simulated://{name}")
 
 
-__all__ = ["AgentClient", "OneMember", "agent", "create_agent", "register", "run_agent", "token_app"]
+@token_app.command("revoke")
+def revoke(
+    name: Annotated[str, typer.Argument(help="the Pull cluster whose agent token to revoke",
+                                        show_default=False)],
+    state_dir: Annotated[Path | None, typer.Option(
+        help="the state directory of `fleetkeeper up` [default: $XDG_STATE_HOME/fleetkeeper or "
+             "~/.local/state/fleetkeeper]", show_default=False)] = None,
+) -> None:
+    """Revoke NAME's agent token at once (a running control plane refuses it from its next request)
+    and delete STATE_DIR/agent-NAME.kubeconfig. `fleetkeeper unjoin NAME` revokes it too."""
+    from fleetkeeper.apiserver import Tokens
+
+    directory = (state_dir or paths.default_state_dir()).expanduser()
+    tokens_file = directory / paths.TOKENS_FILE
+    if not tokens_file.is_file():
+        parts.fail(f"{directory} holds no control plane (no {paths.TOKENS_FILE}): pass --state-dir", 2)
+    tokens = Tokens.load(tokens_file)
+    if name not in tokens.agents:
+        parts.fail(f"no agent token for cluster {name!r} in {tokens_file}")
+    tokens.revoke_agent(name)
+    tokens.save(tokens_file)
+    (directory / paths.agent_kubeconfig_name(name)).unlink(missing_ok=True)
+    typer.echo(f"agent token of {name} revoked")
+
+
+__all__ = ["AgentClient", "OneMember", "agent", "create_agent", "register", "revoke", "run_agent",
+           "token_app"]

@@ -58,7 +58,7 @@ COMMANDS: dict[str, Lazy] = {
                       "Run the scheduler alone against a shared store or an API server."),
     "agent": Lazy("fleetkeeper.cmd.agent:agent",
                   "Run the Pull agent of one member cluster: heartbeat, status and Works, over HTTPS."),
-    "token": Lazy("fleetkeeper.cmd.agent:token_app", "Credentials for Pull agents."),
+    "token": Lazy("fleetkeeper.cmd.agent:token_app", "Credentials for Pull agents: create-agent, revoke."),
     "member-sim": Lazy("fleetkeeper.cmd.member_sim:member_sim",
                        "Serve one simulated member cluster as a Kubernetes API over HTTPS."),
     # the traffic loop: the DNS detector of member clusters, the load balancer, fault drills

@@ -1,7 +1,7 @@
 """The API server's side of ``fleetkeeper up`` and ``fleetkeeper apiserver``.
 
 What a serving process keeps in its state directory — the PKI and the tokens, re-read
-when ``fleetkeeper token create-agent`` adds an agent's — and the readiness gate that
+when ``fleetkeeper token create-agent`` or ``token revoke`` changes them — and the readiness gate that
 keeps ``/readyz`` at 503 until the rest of the control plane is up. The commands
 themselves are in :mod:`fleetkeeper.cmd.up`.
 """
@@ -11,14 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import structlog
 from starlette.responses import PlainTextResponse
 from starlette.types import Receive, Scope, Send
 
-from fleetkeeper import errors
 from fleetkeeper.apiserver import ApiServerApp, TLSFiles, Tokens, auth, ensure_certificates, write_kubeconfig
 from fleetkeeper.apiserver.state import ServerState
 from fleetkeeper.cli import paths
 from fleetkeeper.clock import Clock
+
+_log = structlog.get_logger("fleetkeeper.apiserver")
 
 
 class GatedApp(ApiServerApp):
@@ -36,12 +38,11 @@ class GatedApp(ApiServerApp):
         await super().__call__(scope, receive, send)
 
 
-#: how often the API server looks for tokens minted by ``fleetkeeper token create-agent``
-TOKENS_RELOAD_SECONDS = 1.0
-
-
 class ReloadingTokens(Tokens):
-    """The server's tokens, re-read when their file changes (new agents need no restart)."""
+    """The server's tokens, kept in step with their file: an agent token minted by ``fleetkeeper
+    token create-agent`` works, and one revoked by ``fleetkeeper token revoke``, from the next
+    request on (the file's modification time is looked at on every authentication). A token
+    revoked by the server itself (its Cluster deleted) is removed from the file too."""
 
     def __init__(self, path: Path, clock: Clock) -> None:
         loaded = Tokens.load_or_create(path)
@@ -49,7 +50,6 @@ class ReloadingTokens(Tokens):
         self.path = path
         self._clock = clock
         self._stamp = self._mtime()
-        self._checked = clock.monotonic()
 
     def _mtime(self) -> int:
         try:
@@ -57,29 +57,32 @@ class ReloadingTokens(Tokens):
         except OSError:
             return 0
 
-    def _reload(self, *, force: bool = False) -> None:
-        now = self._clock.monotonic()
-        if not force and now - self._checked < TOKENS_RELOAD_SECONDS:
-            return
-        self._checked = now
+    def _reload(self) -> None:
         stamp = self._mtime()
         if stamp == self._stamp or stamp == 0:
             return
         fresh = Tokens.load(self.path)
         self.admin = fresh.admin
         for cluster in set(self.agents) - set(fresh.agents):
-            self.revoke_agent(cluster)
+            super().revoke_agent(cluster)
         for cluster, token in fresh.agents.items():
             self.add_agent(cluster, token)
         self._stamp = stamp
 
+    def revoke_agent(self, cluster: str) -> None:
+        self._reload()
+        if cluster not in self.agents:
+            return
+        super().revoke_agent(cluster)
+        fresh = Tokens.load(self.path)
+        fresh.revoke_agent(cluster)
+        fresh.save(self.path)
+        self._stamp = self._mtime()
+        _log.info("agent token revoked", cluster=cluster)
+
     def authenticate(self, authorization: str | None) -> auth.User:
         self._reload()
-        try:
-            return super().authenticate(authorization)
-        except errors.Unauthorized:
-            self._reload(force=True)  # maybe an agent minted a moment ago
-            return super().authenticate(authorization)
+        return super().authenticate(authorization)
 
 
 @dataclass(frozen=True)
@@ -105,4 +108,4 @@ def server_files(directory: Path, *, host: str, clock: Clock) -> ServerFiles:
     return ServerFiles(directory, tls, tokens)
 
 
-__all__ = ["TOKENS_RELOAD_SECONDS", "GatedApp", "ReloadingTokens", "ServerFiles", "server_files"]
+__all__ = ["GatedApp", "ReloadingTokens", "ServerFiles", "server_files"]

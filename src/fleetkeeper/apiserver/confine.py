@@ -1,0 +1,120 @@
+"""What a Pull agent may write, judged on the object itself.
+
+:func:`fleetkeeper.apiserver.auth.rules` says which verbs an agent may use on which kinds,
+namespaces and names. Some limits are about what is *in* the object, which such rules
+cannot express; they are checked here, on the admitted object (and the stored one), on
+every write path — create, update, every patch type and apply alike:
+
+* **its Cluster stays a Pull cluster that the plane never calls.** An agent may register
+  and update only its own Cluster, only with ``syncMode: Pull``, and may never set or
+  change a field that makes the control plane reach out with credentials (``apiEndpoint``,
+  ``secretRef``, ``impersonatorSecretRef``, ``insecureSkipTLSVerification``, ``proxyURL``,
+  ``proxyHeader``), nor what the plane owns (``taints``, finalizers, owner references).
+  Otherwise a stolen agent token could point the plane at a listener of its own with
+  another cluster's Secret, and so receive that cluster's credentials at every probe;
+* **its status writes are for a Pull cluster** (an agent's token never reports for a Push
+  cluster the plane probes itself);
+* **its Events are about its own Cluster and Works** (``involvedObject``/``regarding`` and
+  ``related``), before and after the write, so an agent can neither forge records about
+  other objects nor rewrite the plane's.
+
+Every refusal is ``403 Forbidden`` naming the field and the rule; the admin and the
+plane's own controllers are not concerned.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fleetkeeper import errors
+from fleetkeeper.api.scheme import ResourceInfo
+from fleetkeeper.apiserver.auth import EXECUTION_NAMESPACE_PREFIX, User
+
+CLUSTER_GROUP = "cluster.karmada.io"
+WORK_GROUP = "work.karmada.io"
+#: Cluster fields that tell the control plane where and how to call out
+CALL_OUT_FIELDS = ("apiEndpoint", "secretRef", "impersonatorSecretRef", "insecureSkipTLSVerification",
+                   "proxyURL", "proxyHeader")
+#: what the control plane owns on a Cluster
+PLANE_FIELDS = (("spec", "taints"), ("metadata", "finalizers"), ("metadata", "ownerReferences"))
+_UNSET: tuple[Any, ...] = (None, False, "", [], {})
+
+
+def check_write(user: User | None, info: ResourceInfo, new: dict[str, Any], old: dict[str, Any] | None, *,
+                subresource: str | None = None) -> None:
+    """Raise ``Forbidden`` if ``user`` — when a Pull agent — may not write ``new`` over ``old``."""
+    if user is None or user.cluster is None:
+        return
+    if info.group == CLUSTER_GROUP and info.plural == "clusters":
+        _check_cluster(user.cluster, new, old, subresource)
+    elif info.plural == "events" and info.group in ("", "events.k8s.io"):
+        for event in (new, old):
+            if event is not None:
+                _check_event(user.cluster, event)
+
+
+def _forbid(user_cluster: str, field: str, rule: str, *, kind: str, name: str) -> errors.Forbidden:
+    return errors.Forbidden(f'{kind} "{name}" is forbidden: {field}: the pull agent of cluster '
+                            f'{user_cluster!r} {rule}', kind=kind.lower() + "s", name=name or None)
+
+
+def _get(obj: dict[str, Any] | None, *path: str) -> Any:
+    node: Any = obj
+    for key in path:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a == b or (a in _UNSET and b in _UNSET)
+
+
+def _check_cluster(cluster: str, new: dict[str, Any], old: dict[str, Any] | None,
+                   subresource: str | None) -> None:
+    name = str(_get(new, "metadata", "name") or "")
+    if subresource is not None:
+        if _get(old, "spec", "syncMode") != "Pull":
+            raise _forbid(cluster, "spec.syncMode", "reports the status of a Pull cluster only",
+                          kind="Cluster", name=name)
+        return
+    if _get(new, "spec", "syncMode") != "Pull":
+        raise _forbid(cluster, "spec.syncMode", 'registers its cluster as "Pull" only',
+                      kind="Cluster", name=name)
+    if old is not None and _get(old, "spec", "syncMode") != "Pull":
+        raise _forbid(cluster, "spec.syncMode", "may not take over a cluster registered in Push mode",
+                      kind="Cluster", name=name)
+    for field in CALL_OUT_FIELDS:
+        if not _same(_get(new, "spec", field), _get(old, "spec", field)):
+            raise _forbid(cluster, f"spec.{field}", "may not set or change where the control plane calls out "
+                          "(only the admin may)", kind="Cluster", name=name)
+    for path in PLANE_FIELDS:
+        if not _same(_get(new, *path), _get(old, *path)):
+            raise _forbid(cluster, ".".join(path), "may not set or change what the control plane owns",
+                          kind="Cluster", name=name)
+
+
+def _subject_ok(cluster: str, ref: Any) -> bool:
+    if not isinstance(ref, dict):
+        return False
+    group = str(ref.get("apiVersion") or "").rpartition("/")[0]
+    kind, name, namespace = ref.get("kind"), ref.get("name"), ref.get("namespace") or ""
+    if kind == "Cluster" and group == CLUSTER_GROUP:
+        return name == cluster and not namespace
+    if kind == "Work" and group == WORK_GROUP:
+        return namespace == EXECUTION_NAMESPACE_PREFIX + cluster
+    return False
+
+
+def _check_event(cluster: str, event: dict[str, Any]) -> None:
+    name = str(_get(event, "metadata", "name") or "")
+    rule = (f"records Events only about its Cluster {cluster!r} and the Works in "
+            f"{EXECUTION_NAMESPACE_PREFIX}{cluster}")
+    main = "regarding" if "regarding" in event else "involvedObject"
+    if not _subject_ok(cluster, event.get(main)):
+        raise _forbid(cluster, main, rule, kind="Event", name=name)
+    related = event.get("related")
+    if related is not None and not _subject_ok(cluster, related):
+        raise _forbid(cluster, "related", rule, kind="Event", name=name)
+
+
+__all__ = ["CALL_OUT_FIELDS", "PLANE_FIELDS", "check_write"]
