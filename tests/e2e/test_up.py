@@ -352,8 +352,20 @@ def test_up_serves_kubectl_and_propagates_the_seed(fleet: Fleet) -> None:
 # --------------------------------------------------------------------------- (b)
 
 
+def assert_private(state: Path) -> None:
+    """The state directory holds members' credentials: it and every folder in it 0700, every file 0600."""
+    assert state.stat().st_mode & 0o777 == 0o700
+    seen = set()
+    for path in state.rglob("*"):
+        seen.add(path.name)
+        want = 0o700 if path.is_dir() else 0o600
+        assert path.stat().st_mode & 0o777 == want, f"{path} is {oct(path.stat().st_mode & 0o777)}"
+    assert {"state.db", "state.db-wal", "tokens.json", "kubeconfig", "ca.key", "ca.crt"} <= seen, seen
+
+
 def test_a_restart_loses_nothing_and_the_members_get_their_workloads_back(fleet: Fleet) -> None:
     first = fleet.up("--clusters", "3")
+    assert_private(fleet.state)
     fleet.kubectl_ok("apply", "-f", "-", stdin=SEED)
     fleet.kubectl_ok("apply", "-f", "-", stdin=workload("web", 2, {"member3": 1}))
     wait_for(lambda: healthy(fleet, "nginx-deployment", {"member1": 1, "member2": 2}), "nginx Healthy")
@@ -362,8 +374,14 @@ def test_a_restart_loses_nothing_and_the_members_get_their_workloads_back(fleet:
     bindings = {b["metadata"]["uid"] for b in fleet.json("get", "rb", "-A")["items"]}
     assert len(before) == 3 and len(bindings) == 2
     assert first.stop() == 0
+    # made readable by someone else meanwhile: the next start makes it private again
+    fleet.state.chmod(0o755)
+    for path in (fleet.state / "state.db", fleet.state / "pki" / "ca.key", fleet.state / "tokens.json"):
+        path.chmod(0o644)
+    (fleet.state / "pki").chmod(0o755)
 
     second = fleet.up("--clusters", "3")
+    assert_private(fleet.state)
     revision = re.search(r"store\s+sqlite:.*\(revision (\d+)\)", second.stdout)
     assert revision and int(revision.group(1)) > 0, second.stdout
     assert "member1, member2, member3 — simulated" in second.stdout  # already joined: not joined again

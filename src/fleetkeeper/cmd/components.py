@@ -83,8 +83,31 @@ def identity(role: str) -> str:
 # --------------------------------------------------------------------------- state directory
 
 
+#: a state directory and what is in it are the owner's alone: it holds members' credentials
+PRIVATE_DIR, PRIVATE_FILE = 0o700, 0o600
+
+
+def make_private(directory: Path) -> None:
+    """Make ``directory`` (created if missing) and everything below it private — folders 0700,
+    files 0600, links left alone — and have this process create its files so from now on
+    (umask 077: the store's database and its ``-wal``/``-shm`` files, keys, tokens)."""
+    os.umask(0o077)
+    directory.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+    os.chmod(directory, PRIVATE_DIR)
+    for root, folders, files in os.walk(directory):
+        for name in folders:
+            path = os.path.join(root, name)
+            if not os.path.islink(path):
+                os.chmod(path, PRIVATE_DIR)
+        for name in files:
+            path = os.path.join(root, name)
+            if not os.path.islink(path):
+                os.chmod(path, PRIVATE_FILE)
+
+
 class StateLock:
-    """An exclusive lock on a state directory, so two servers never share one."""
+    """An exclusive lock on a state directory, so two servers never share one; taking it makes
+    the directory private (:func:`make_private`)."""
 
     def __init__(self, directory: Path) -> None:
         self.path = directory / paths.LOCK_FILE
@@ -92,7 +115,7 @@ class StateLock:
 
     def acquire(self) -> None:
         """Take the lock or exit with a message naming the holder."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_private(self.path.parent)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -330,7 +353,7 @@ def scheduler(
 
 
 __all__ = [
-    "DEFAULT_PORT", "Component", "StateLock", "advertised_url", "bind_or_fail", "cancel",
-    "configure_logs", "controller_manager", "fail", "identity", "options_error", "scheduler", "step",
-    "stop_on_signals", "store_url_or_default",
+    "DEFAULT_PORT", "PRIVATE_DIR", "PRIVATE_FILE", "Component", "StateLock", "advertised_url", "bind_or_fail",
+    "cancel", "configure_logs", "controller_manager", "fail", "identity", "make_private", "options_error",
+    "scheduler", "step", "stop_on_signals", "store_url_or_default",
 ]
