@@ -43,6 +43,7 @@ commit is one statement shorter.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -101,6 +102,7 @@ class SqliteBackend:
         self.synchronous = level
         self._keep = history
         self._slack = history // 10
+        _create_private(path)
         db = self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
                                         cached_statements=64)
         wal = db.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
@@ -294,6 +296,14 @@ class SqliteBackend:
             self._checkpointer.stop()
             self._checkpointer = None
         self._db.close()
+
+
+def _create_private(path: str) -> None:
+    """Create a new database file readable by its owner only (it holds members' credentials);
+    SQLite gives the ``-wal`` and ``-shm`` files the mode of the database."""
+    if path == ":memory:" or path.startswith("file:") or not os.path.isdir(os.path.dirname(path) or "."):
+        return
+    os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
 
 
 def open_backend(location: str, options: dict[str, str], *, history: int) -> SqliteBackend:
