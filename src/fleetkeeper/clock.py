@@ -62,7 +62,7 @@ def since(clock: Clock, then: datetime) -> timedelta:
 # if nothing is runnable it *jumps* the loop's time to the deadline instead of waiting.
 # Everything that measures time through the loop (``asyncio.sleep``, ``call_later``,
 # ``wait_for`` timeouts, our workqueue's delayed adds) is therefore virtual, and time only
-# moves when every task is blocked: the "autojump when idle" rule of DESIGN.md §4.
+# moves when every task is blocked: the "autojump when idle" rule of docs/architecture.md (Clock).
 #
 # ``settle()`` waits for the instant the loop becomes idle *without* moving time, which
 # is what a scenario step needs: "let the system settle; timers due later do not fire".

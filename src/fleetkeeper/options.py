@@ -4,7 +4,7 @@ controller.
 Names are the CLI flags in snake_case (``--cluster-failure-threshold`` →
 ``cluster_failure_threshold``); scenario files use them in camelCase
 (``clusterFailureThreshold``). Defaults are Karmada's (spec/failover.md §3.8) except
-where fleetkeeper's safety-first failover defaults differ (DESIGN.md §5): NoExecute
+where fleetkeeper's safety-first failover defaults differ (docs/architecture.md, Failover safety): NoExecute
 eviction is on, eviction is unthrottled by default, a default ClusterTaintPolicy is
 installed, and a partition circuit breaker pauses evictions.
 Durations are seconds (floats).

@@ -1,7 +1,7 @@
 """``fleetkeeper simulate``: exit 2 for a file or a store that cannot make a run, never a traceback.
 
 A scenario starts from an empty store; whatever the file sets up at time 0 and the control
-plane refuses is a file error naming the field (SCENARIO-FORMAT.md: exit 2).
+plane refuses is a file error naming the field (docs/scenario-format.md: exit 2).
 """
 
 from __future__ import annotations

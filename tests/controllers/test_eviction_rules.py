@@ -1,5 +1,5 @@
 """Eviction-task rules: the binding helpers (spec §4.6.1, §7.7) and the assessment of
-tasks (§4.6.2, §7.2) under DESIGN.md §5's invariants — every invariant has its rows."""
+tasks (§4.6.2, §7.2) under the invariants of docs/architecture.md — every invariant has its rows."""
 
 from __future__ import annotations
 
@@ -275,7 +275,7 @@ ASSESS = [
         False,
         "stamp",
     ),
-    # DESIGN.md §5: never homeless
+    # Failover safety (docs/architecture.md): never homeless
     ("an empty schedule is never all healthy", gtask(ago=10), view([]), False, "keep"),
     (
         "the timeout does not drop a task with no replacement scheduled",
@@ -354,7 +354,7 @@ ASSESS = [
         False,
         "keep",
     ),
-    # DESIGN.md §5: clear when the source recovers before the move
+    # Failover safety (docs/architecture.md): clear when the source recovers before the move
     (
         "the source recovered and nothing moved yet: clear",
         gtask(ago=10),

@@ -1,4 +1,4 @@
-"""Cluster failover end to end (spec §5.1, §5.2; DESIGN.md §5): every controller, the
+"""Cluster failover end to end (spec §5.1, §5.2; docs/architecture.md, Failover safety): every controller, the
 scheduler and simulated members on one VirtualClock.
 
 The story of the seed blog: nginx, 3 replicas Divided with static weights member1:1 /
@@ -374,7 +374,7 @@ def test_no_homeless_workload_when_no_other_cluster_fits() -> None:
 
 
 def test_a_replacement_whose_dispatch_is_suspended_is_no_replacement_at_the_timeout() -> None:
-    """DESIGN.md §5: member2 was a target before the failure, so its Work is applied — but its
+    """docs/architecture.md: member2 was a target before the failure, so its Work is applied — but its
     dispatch is suspended, so it never runs member1's share: the old copy must stay."""
     clock = VirtualClock()
 

@@ -1,4 +1,4 @@
-"""Fault injection: down, black hole, unhealthy, crash loops, flags — as SCENARIO-FORMAT.md says."""
+"""Fault injection: down, black hole, unhealthy, crash loops, flags — as docs/scenario-format.md says."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ The protocols live in :mod:`fleetkeeper.client.interface` (re-exported here); th
 implementations are imported by the wiring code only, by module:
 :mod:`fleetkeeper.client.local` (in-process, onto a Store) and ``client.rest`` (HTTPS).
 This package deliberately does not import them, so that depending on the protocols
-never pulls the store into a controller's import graph (DESIGN.md §3).
+never pulls the store into a controller's import graph (docs/architecture.md, Package layering).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 way in. It is the API, like everything else: the command records the wanted fault as
 an annotation on the Cluster object (a patch through the API server, with the admin
 kubeconfig, so it is authenticated like any write and reaches only the server the
-kubeconfig names). Action names are the scenario actions' (SCENARIO-FORMAT.md)::
+kubeconfig names). Action names are the scenario actions' (docs/scenario-format.md)::
 
     fleetkeeper fault clusterDown member1        # faults.fleetkeeper.io/api: down (refused)
     fleetkeeper fault clusterBlackhole member1   # faults.fleetkeeper.io/api: blackhole (timeouts)

@@ -1,6 +1,6 @@
 """``fleetkeeper simulate FILE``: a scenario on the real control plane in virtual time.
 
-Exit codes (SCENARIO-FORMAT.md): 0 every expectation held, 1 at least one failed,
+Exit codes (docs/scenario-format.md): 0 every expectation held, 1 at least one failed,
 2 the file is invalid (the message names the field) — or the ``--store`` cannot hold the run.
 
 A scenario starts from nothing: its clusters and resources are the whole world. A
@@ -95,7 +95,7 @@ def run_file(path: str | Path, *, store_url: str = "memory://") -> Outcome:
 
 
 def simulate(
-    file: Annotated[Path, typer.Argument(help="scenario file (see SCENARIO-FORMAT.md)", show_default=False)],
+    file: Annotated[Path, typer.Argument(help="scenario file (docs/scenario-format.md)", show_default=False)],
     output: Annotated[str, typer.Option("--output", "-o", help="text or json")] = "text",
     timeline: Annotated[
         bool, typer.Option("--timeline", help="print every notable event with its time")

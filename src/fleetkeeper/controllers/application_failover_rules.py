@@ -3,7 +3,7 @@
 **What is tracked, per binding and target cluster** (an :class:`Observation`): when the
 workload's status was first collected there, whether it has ever been Healthy there,
 and its *unhealthy clock* — seconds counted so far plus the start of the current
-Unhealthy run. The clock follows DESIGN.md §5: only Healthy resets it; Unknown (the
+Unhealthy run. The clock follows docs/architecture.md (Failover safety): only Healthy resets it; Unknown (the
 member cannot be reached, the Work is not applied) pauses it without losing what was
 counted — so Unhealthy 200 s, Unknown 50 s, Unhealthy 100 s with toleration 300 s is an
 eviction at 350 s, where Karmada (which resets on Unknown) would start over.

@@ -15,7 +15,7 @@ Pure functions over API values plus ``now`` (the controller in
   condition is written only once the new observation has persisted for the success
   (→True) or failure (→not True) threshold; False↔Unknown flips are never delayed.
   The very first observation after a (re)start is not delayed either — with one
-  fleetkeeper guard (DESIGN.md §5, "a transient probe/client error never bypasses the
+  fleetkeeper guard (docs/architecture.md: "a transient probe/client error never bypasses the
   failure threshold"): when that first observation would take a cluster stored as
   Ready out of Ready, it starts the failure window instead of being written at once.
   Karmada writes it immediately, so one failed probe right after a controller restart

@@ -3,7 +3,7 @@
 Karmada ships cluster failover switched off: a cluster going NotReady only gets
 NoSchedule taints, and nothing moves until an operator writes a ClusterTaintPolicy
 that adds a NoExecute taint. fleetkeeper exists for failover, so it installs that
-policy itself (DESIGN.md §5) — as an ordinary object anyone can read
+policy itself (docs/architecture.md, Failover safety) — as an ordinary object anyone can read
 (``kubectl get clustertaintpolicies``), edit or delete, not as hidden behaviour:
 
 * name ``fleetkeeper-default-not-ready``, all clusters;

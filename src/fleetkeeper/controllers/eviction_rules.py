@@ -5,7 +5,7 @@ removes a cluster from ``spec.clusters`` and appends a ``gracefulEvictionTask`` 
 when the cluster is not a target; an existing task for it is left untouched),
 :func:`existing_clusters` and :func:`directly_clusters` say which Works a binding keeps.
 
-**Assessment** (spec §4.6.2, with DESIGN.md §5's invariants binding over Karmada's
+**Assessment** (spec §4.6.2, with the invariants of docs/architecture.md binding over Karmada's
 rules): :func:`assess_task` decides one task at ``now``; :func:`assess_tasks` decides
 them all, each with its own timeout (``gracePeriodSeconds`` or the controller default —
 a value never leaks from one task to the next). A task is

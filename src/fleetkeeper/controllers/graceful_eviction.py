@@ -13,7 +13,7 @@ changes included: that is how it sees the replacement become Healthy), when a ta
 timeout comes (``requeue_after``), and when the source cluster of a task changes — its
 recovery may clear the task.
 
-**What it will not do** (DESIGN.md §5): drop a task while the workload has no
+**What it will not do** (docs/architecture.md, Failover safety): drop a task while the workload has no
 replacement scheduled *and* dispatched elsewhere — not for an empty schedule, not at
 the timeout — unless the task's purge mode is ``Directly``. Such a task is *blocked*:
 kept, with a timeline entry saying why (``eviction from member1 kept: no replacement

@@ -15,7 +15,7 @@ in :mod:`~fleetkeeper.controllers.taint_manager` does the I/O.
 * :func:`plan` — every target cluster of a binding at once: which to evict now and
   when to look again.
 * :func:`purge_mode` — the binding's ``failover.cluster.purgeMode``, else the option.
-* :func:`breaker` — the partition circuit breaker (DESIGN.md §5): evictions pause
+* :func:`breaker` — the partition circuit breaker (docs/architecture.md, Failover safety): evictions pause
   while more than ``threshold`` of the clusters are not Ready, because when most of
   the fleet "fails" at once the likelier story is that the control plane lost its
   network, and moving every workload would only make things worse.

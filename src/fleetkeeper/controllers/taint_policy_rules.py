@@ -12,7 +12,7 @@ Pure functions (spec §4.3), table-tested; the reconciler in
   ``timeAdded = now``; when ``removeOnConditions`` match, the first taint with the same
   key+effect is removed. An existing taint is never refreshed (its ``timeAdded`` is what
   toleration deadlines count from). Clusters outside ``targetClusters`` keep their taints.
-* **System taints are not a policy's to touch** (DESIGN.md §5): ``not-ready`` and
+* **System taints are not a policy's to touch** (docs/architecture.md, Failover safety): ``not-ready`` and
   ``unreachable`` with effect ``NoSchedule`` belong to the cluster controller, which
   keeps them in step with Ready; a policy naming them is ignored for those entries, so
   the two controllers never fight over one taint.

@@ -1,4 +1,4 @@
-"""The controller runtime: keys in, reconciles out (DESIGN.md §3, layer 3).
+"""The controller runtime: keys in, reconciles out (docs/architecture.md, Package layering).
 
 Data flows through one noun per module, as in controller-runtime::
 

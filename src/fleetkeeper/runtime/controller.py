@@ -7,7 +7,7 @@ A controller owns a :class:`~fleetkeeper.runtime.workqueue.Workqueue` of
 guarantees a key is never reconciled by two workers at once, so reconcilers need no
 locks of their own.
 
-The worker loop is deliberately short — the three outcomes of DESIGN.md §4:
+The worker loop is deliberately short — the three outcomes of docs/architecture.md (Reconcile):
 
 * the reconciler raised → retry after the rate limiter's delay (per-key exponential
   backoff combined with a global token bucket), logged with the error;

@@ -1,6 +1,6 @@
 """Leader-election rules over a Lease: pure functions of the lease spec and ``now``.
 
-Kept apart from the elector's I/O so they are table-tested (DESIGN.md §3: decisions
+Kept apart from the elector's I/O so they are table-tested (docs/architecture.md, Package layering: decisions
 are pure functions over API values plus ``now``). The record is the
 ``coordination.k8s.io/v1`` Lease spec, with client-go's meaning:
 

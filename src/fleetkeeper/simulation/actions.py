@@ -1,4 +1,4 @@
-"""The scenario actions (SCENARIO-FORMAT.md "Actions (do)") and cluster joining.
+"""The scenario actions (docs/scenario-format.md, "Actions") and cluster joining.
 
 Fault actions are method calls on the simulated cluster named after the action;
 ``apply``/``delete``/``patch``/``setCondition`` go through the control plane's client,

@@ -1,4 +1,4 @@
-"""The expectation checks of a scenario step (SCENARIO-FORMAT.md "Expectations").
+"""The expectation checks of a scenario step (docs/scenario-format.md, "Expectations").
 
 Values compare as JSON: numbers by value (``3 == 3.0``) but never a boolean with a
 number; strings, lists and maps structurally. ``contains`` is recursive subset

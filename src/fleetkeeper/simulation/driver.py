@@ -1,4 +1,4 @@
-"""Running a scenario in virtual time (SCENARIO-FORMAT.md "Semantics").
+"""Running a scenario in virtual time (docs/scenario-format.md, "Timeline").
 
 The driver owns the world of one run — a :class:`~fleetkeeper.clock.VirtualClock`, a
 :class:`~fleetkeeper.members.simulated.SimulatedFleet`, the control plane and one

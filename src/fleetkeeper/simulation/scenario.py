@@ -1,4 +1,4 @@
-"""Scenario files (SCENARIO-FORMAT.md): load and validate into plain values.
+"""Scenario files (docs/scenario-format.md): load and validate into plain values.
 
 The format is a public contract: every error names the field (``spec.timeline[2].do[0]
 .setNodes.nodes``) and the rule, and raises :class:`fleetkeeper.errors.ScenarioError`

@@ -1,4 +1,4 @@
-"""The Store contract (DESIGN.md §4), shared by every backend.
+"""The Store contract (docs/architecture.md, Contracts), shared by every backend.
 
 Objects are wire dicts (``apiVersion``, ``kind``, ``metadata`` …). The store does not
 validate kinds — admission does that above it — but it owns the storage semantics:

@@ -1,6 +1,6 @@
 """How a simulated cluster's API answers, and the gate every call passes.
 
-The scenario actions of SCENARIO-FORMAT.md map onto one :class:`ApiState` plus two
+The scenario actions of docs/scenario-format.md map onto one :class:`ApiState` plus two
 independent flags:
 
 * ``DOWN`` (``clusterDown``) — connection refused: every call raises
