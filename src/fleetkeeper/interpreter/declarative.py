@@ -45,9 +45,12 @@ class Declarative:
     def __init__(self, sandbox: LuaSandbox) -> None:
         self.sandbox = sandbox
 
-    def _call(self, script: Script, args: Sequence[Any], results: int) -> list[LuaValue]:
+    def _call(self, script: Script, args: Sequence[Any], results: int, *, whole_object: bool = False
+              ) -> list[LuaValue]:
+        limits = self.sandbox.limits
         return self.sandbox.call(script.text, script.operation.function, args, results=results,
-                                 name=script.name)
+                                 name=script.name,
+                                 max_bytes=limits.object_bytes if whole_object else limits.result_bytes)
 
     def get_replicas(self, script: Script, obj: Obj) -> tuple[int, Obj | None]:
         count, requires = self._call(script, [obj], 2)
@@ -76,16 +79,16 @@ class Declarative:
         return [_component(item, script.name) for item in items]
 
     def revise_replica(self, script: Script, obj: Obj, replicas: int) -> Obj:
-        (value,) = self._call(script, [obj, replicas], 1)
+        (value,) = self._call(script, [obj, replicas], 1, whole_object=True)
         return _unstructured(value, script.name, references=[obj])
 
     def retain(self, script: Script, desired: Obj, observed: Obj) -> Obj:
-        (value,) = self._call(script, [desired, observed], 1)
+        (value,) = self._call(script, [desired, observed], 1, whole_object=True)
         return _unstructured(value, script.name, references=[desired, observed])
 
     def aggregate_status(self, script: Script, obj: Obj, items: Sequence[Mapping[str, Any]] | None) -> Obj:
         lua_items = None if items is None else [status_item(item) for item in items]
-        (value,) = self._call(script, [obj, lua_items], 1)
+        (value,) = self._call(script, [obj, lua_items], 1, whole_object=True)
         return _unstructured(value, script.name, references=[])
 
     def reflect_status(self, script: Script, obj: Obj) -> Obj:
@@ -105,29 +108,38 @@ class Declarative:
         return bool(value.value)
 
     def get_dependencies(self, scripts: Sequence[Script], obj: Obj) -> list[Obj]:
-        merged: list[Obj] = []
-        seen: set[tuple[str, ...]] = set()
-        for script in scripts:
-            (value,) = self._call(script, [obj], 1)
-            if value.type != "table":
-                raise errors.ScriptError(f"{script.name}: expect the returned requires type is table "
-                                         f"but got {value.type}")
-            refs = _typed(value, script.name, expect_object=False)
-            if not isinstance(refs, list):
-                raise errors.ScriptError(f"{script.name}: json unmarshal obj failed: "
-                                         "dependencies must be a list")
-            try:
-                refs = verify([_reference(ref, script.name) for ref in refs])
-            except errors.InterpreterError as exc:
-                raise errors.ScriptError(f"{script.name}: {exc}") from None
-            for ref in refs:
-                key = tuple(str(ref.get(k, "")) for k in _REFERENCE_KEYS[:4])
-                if "labelSelector" in ref:
-                    merged.append(ref)
-                elif key not in seen:
-                    seen.add(key)
-                    merged.append(ref)
-        return sorted(merged, key=lambda r: tuple(str(r.get(k, "")) for k in _REFERENCE_KEYS[:4]))
+        return merge_dependencies([self.dependencies_of(script, obj) for script in scripts])
+
+    def dependencies_of(self, script: Script, obj: Obj) -> list[Obj]:
+        """What one dependencyInterpretation script returns, validated (see :func:`merge_dependencies`)."""
+        (value,) = self._call(script, [obj], 1)
+        if value.type != "table":
+            raise errors.ScriptError(f"{script.name}: expect the returned requires type is table "
+                                     f"but got {value.type}")
+        refs = _typed(value, script.name, expect_object=False)
+        if not isinstance(refs, list):
+            raise errors.ScriptError(f"{script.name}: json unmarshal obj failed: "
+                                     "dependencies must be a list")
+        try:
+            return verify([_reference(ref, script.name) for ref in refs])
+        except errors.InterpreterError as exc:
+            raise errors.ScriptError(f"{script.name}: {exc}") from None
+
+
+def merge_dependencies(results: Sequence[Sequence[Obj]]) -> list[Obj]:
+    """Every script's dependencies, in script order, merged: duplicates dropped (not label
+    selectors), sorted by apiVersion, kind, namespace and name."""
+    merged: list[Obj] = []
+    seen: set[tuple[str, ...]] = set()
+    for refs in results:
+        for ref in refs:
+            key = tuple(str(ref.get(k, "")) for k in _REFERENCE_KEYS[:4])
+            if "labelSelector" in ref:
+                merged.append(ref)
+            elif key not in seen:
+                seen.add(key)
+                merged.append(ref)
+    return sorted(merged, key=lambda r: tuple(str(r.get(k, "")) for k in _REFERENCE_KEYS[:4]))
 
 
 def status_item(item: Mapping[str, Any] | Any) -> Obj:

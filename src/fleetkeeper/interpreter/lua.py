@@ -18,9 +18,13 @@ Design:
   ``load``, ``coroutine``; Python objects are unreachable (an attribute filter guards the few
   host callbacks the sandbox holds privately).
 * **Bounded.** A count hook, installed before ``debug`` is hidden, charges an instruction budget;
-  C functions charge for the bytes they touch; the injected clock's deadline is checked at the
-  same points (it never fires on virtual time). ``pcall`` cannot swallow a stop. Memory is capped
-  by lupa's allocator. Every failure surfaces as :class:`fleetkeeper.errors.ScriptError`.
+  C functions charge for the bytes they touch; the injected clock's deadline is checked at every
+  16th of those points (reading it calls into Python; it never fires on virtual time). ``pcall``
+  cannot swallow a stop. Memory is capped by lupa's allocator. What comes out is bounded too: a
+  value whose JSON encoding exceeds ``Limits.result_bytes`` (``Limits.object_bytes`` for a whole
+  object, and for what a script hands to the ``kube`` library) is refused while Lua measures it,
+  before any Python value is built; error messages are cut at ``Limits.message_bytes``. Every
+  failure surfaces as :class:`fleetkeeper.errors.ScriptError`.
 * **Deterministic.** ``pairs`` walks keys in sorted order (Lua 5.4 hash order changes between
   runtimes; gopher-lua's insertion order cannot be reproduced), ``math.random`` is reseeded per
   call, and ``os.time``/``os.date`` read the injected clock.
@@ -65,6 +69,14 @@ class Limits:
     pattern_steps: float = 1e9
     #: Deepest table nesting a result may have.
     max_depth: int = 100
+    #: Largest result (its compact JSON encoding) of a call that answers with a value: a reflected
+    #: status, replicas and their requirements, components, dependencies, health.
+    result_bytes: int = 512 * 1024
+    #: Largest result of a call that answers with a whole object (Retain, ReviseReplica,
+    #: AggregateStatus), and largest value a script hands to the ``kube`` library: a stored object's limit.
+    object_bytes: int = 3 * 512 * 1024
+    #: Longest error message a script's failure carries (the rest is cut).
+    message_bytes: int = 1024
     #: Compiled scripts kept.
     cache_size: int = 256
 
@@ -105,8 +117,13 @@ class LuaSandbox:
             self._compile(script, name)
 
     def call(self, script: str, function: str, args: Sequence[Any], *, results: int,
-             name: str = "luaScript") -> list[LuaValue]:
-        """Run ``script``, call its global ``function`` with ``args``, return ``results`` values."""
+             name: str = "luaScript", max_bytes: int | None = None) -> list[LuaValue]:
+        """Run ``script``, call its global ``function`` with ``args``, return ``results`` values.
+
+        A returned value larger than ``max_bytes`` encoded (default ``limits.result_bytes``) fails
+        the call (a string) or carries the error (a table).
+        """
+        limit = self.limits.result_bytes if max_bytes is None else max_bytes
         with self._lock:
             chunk = self._compile(script, name)
             state = self._kit.state
@@ -117,12 +134,12 @@ class LuaSandbox:
                 state["deadline"] = self.clock.monotonic() + seconds if seconds is not None else False
                 state["armed"] = True
                 try:
-                    out = self._kit.run(chunk, function, results, *lua_args)
+                    out = self._kit.run(chunk, function, results, limit, *lua_args)
                 finally:
                     state["armed"] = False
                 if not out[0]:
                     raise self._failure(name, out[1])
-                return [self._value(v) for v in out[1:1 + results]]
+                return [self._value(v, limit) for v in out[1:1 + results]]
             except lupa.LuaMemoryError:
                 self._discard()
                 raise errors.ScriptError(
@@ -151,7 +168,8 @@ class LuaSandbox:
             })
             self._runtime = runtime
             self._kit = runtime.execute(source, host, _STEP, self.limits.string_bytes,
-                                        self.limits.pattern_steps, name="=sandbox", mode="t")
+                                        self.limits.pattern_steps, self.limits.message_bytes,
+                                        name="=sandbox", mode="t")
         return self._kit
 
     def _discard(self) -> None:
@@ -197,20 +215,21 @@ class LuaSandbox:
             return self._runtime.table_from(cleaned, recursive=True)
         return cleaned
 
-    def _from_lua(self, value: Any) -> Any:
-        """A Lua value as a wire value; raises ScriptError when Karmada's encoder would refuse it."""
+    def _from_lua(self, value: Any, max_bytes: int) -> Any:
+        """A Lua value as a wire value; raises ScriptError when Karmada's encoder would refuse it
+        or its encoding exceeds ``max_bytes``."""
         if lupa.lua_type(value) is not None:
             try:
-                self._kit.check(value, self.limits.max_depth)
+                self._kit.check(value, self.limits.max_depth, max_bytes)
             except lupa.LuaError as exc:
                 raise errors.ScriptError(str(exc).split("\nstack traceback:", 1)[0]) from None
         return _walk(value)
 
-    def _value(self, value: Any) -> LuaValue:
+    def _value(self, value: Any, max_bytes: int) -> LuaValue:
         kind = lupa.lua_type(value) or _python_lua_type(value)
         if kind in ("table", "nil", "boolean", "number", "string"):
             try:
-                return LuaValue(kind, self._from_lua(value))
+                return LuaValue(kind, self._from_lua(value, max_bytes))
             except errors.ScriptError as exc:
                 return LuaValue(kind, None, str(exc))
         return LuaValue(kind, None, f"cannot encode {kind} to JSON")
@@ -220,7 +239,8 @@ class LuaSandbox:
 
         def call(*args: Any) -> tuple[Any, ...]:
             try:
-                values = [self._from_lua(a) for a in args] if convert else list(args)
+                limit = self.limits.object_bytes
+                values = [self._from_lua(a, limit) for a in args] if convert else list(args)
                 return True, self._to_lua(function(*values))
             except (errors.FleetkeeperError, ValueError, TypeError, OverflowError) as exc:
                 return False, str(exc)

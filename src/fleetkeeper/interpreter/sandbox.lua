@@ -9,10 +9,15 @@
 --
 -- Limits. `S.budget` is decremented every STEP instructions (and by C functions in proportion to
 -- the bytes or elements they touch); below zero the script stops. `S.deadline` (from the host's
--- injected clock) is checked at the same points. A stop cannot be swallowed: pcall and xpcall
--- re-raise it. Memory is bounded by the runtime's allocator (lupa max_memory).
+-- injected clock) is checked every CLOCK_EVERY of those points: reading the clock is a call into
+-- the host, which must take Python's lock, so it is kept rare (a script running in a worker thread
+-- then seldom waits for the event loop, nor makes it wait). A stop cannot be swallowed: pcall and
+-- xpcall re-raise it. Memory is bounded by the runtime's allocator (lupa max_memory). What leaves
+-- the sandbox is bounded too: error messages are cut at MESSAGE_LIMIT bytes, and kit.check refuses
+-- a value whose JSON encoding would exceed the byte limit it is given.
 
-local host, STEP, STRING_LIMIT, PATTERN_LIMIT = ...
+local host, STEP, STRING_LIMIT, PATTERN_LIMIT, MESSAGE_LIMIT = ...
+local CLOCK_EVERY = 16
 
 local sethook, setupvalue = debug.sethook, debug.setupvalue
 local error, pcall, xpcall, select, type, next = error, pcall, xpcall, select, type, next
@@ -33,12 +38,19 @@ local function stop(reason)
   error(reason, 0)
 end
 
+local ticks = 0
 sethook(function()
   if not S.armed then return end
   local left = S.budget - STEP
   S.budget = left
   if left < 0 then stop(BUDGET) end
-  if S.deadline and host.now() > S.deadline then stop(DEADLINE) end
+  if S.deadline then
+    ticks = ticks + 1
+    if ticks >= CLOCK_EVERY then
+      ticks = 0
+      if host.now() > S.deadline then stop(DEADLINE) end
+    end
+  end
 end, "", STEP)
 
 -- Work done inside C functions does not count as instructions: charge it explicitly.
@@ -354,6 +366,12 @@ local function message(err)
   if type(err) ~= "string" then
     if mtype(err) then err = compat_tostring(err) else return "(error object is a " .. type(err) .. " value)" end
   end
+  local n = #err
+  if n > MESSAGE_LIMIT then
+    local cut = MESSAGE_LIMIT -- at a character boundary: never before a UTF-8 continuation byte
+    while cut > 0 and (str.byte(err, cut + 1) & 0xC0) == 0x80 do cut = cut - 1 end
+    err = ssub(err, 1, cut) .. sfmt(" ... (%d more bytes)", n - cut)
+  end
   if utf8len(err) == nil then err = sfmt("%q", err) end
   return err
 end
@@ -366,7 +384,13 @@ function kit.compile(text, name)
   return true, chunk
 end
 
-function kit.run(chunk, fname, nret, ...)
+local function too_large(max_bytes)
+  return sfmt("the result exceeds the size limit of %d bytes (encoded as JSON)", max_bytes)
+end
+
+-- Run one call; a string result longer than max_bytes fails here, before the host decodes it
+-- (tables are measured by kit.check).
+function kit.run(chunk, fname, nret, max_bytes, ...)
   local env = new_env()
   setupvalue(chunk, 1, env)
   local ok, err = pcall(chunk)
@@ -376,21 +400,34 @@ function kit.run(chunk, fname, nret, ...)
   if type(fn) ~= "function" then return false, fname .. " is not a function: " .. type(fn) end
   local results = pack(pcall(fn, ...))
   if not results[1] then return false, message(results[2]) end
+  for i = 2, nret + 1 do
+    local value = results[i]
+    if type(value) == "string" and #value + 2 > max_bytes then return false, too_large(max_bytes) end
+  end
   return true, unpack(results, 2, nret + 1)
 end
 
--- Refuse what the JSON encoder Karmada uses refuses, before the host reads a result.
-function kit.check(value, max_depth)
-  local seen = {}
+-- Refuse what the JSON encoder Karmada uses refuses, before the host reads a result; and a
+-- value whose compact JSON encoding would exceed max_bytes (measured while walking, so the walk
+-- stops as soon as the limit is passed; string escapes are not counted).
+function kit.check(value, max_depth, max_bytes)
+  local seen, size = {}, 0
+  local function add(n)
+    size = size + n
+    if size > max_bytes then error(too_large(max_bytes), 0) end
+  end
   local function walk(v, depth)
     local kind = type(v)
     if kind == "string" then
+      add(#v + 2)
       if utf8len(v) == nil then error("cannot encode a string that is not valid UTF-8 to JSON", 0) end
       return
     elseif kind == "number" then
       if v ~= v or v == huge or v == -huge then error("json: unsupported value: " .. compat_tostring(v), 0) end
+      add(#compat_tostring(v))
       return
     elseif kind == "boolean" or kind == "nil" then
+      add(5)
       return
     elseif kind ~= "table" then
       error("cannot encode " .. kind .. " to JSON", 0)
@@ -398,6 +435,7 @@ function kit.check(value, max_depth)
     if depth > max_depth then error("cannot encode tables nested deeper than " .. max_depth .. " levels", 0) end
     if seen[v] then error("cannot encode recursively nested tables to JSON", 0) end
     seen[v] = true
+    add(2)
     local first = next(v)
     if first == nil then return end
     local numeric = mtype(first) ~= nil
@@ -406,8 +444,11 @@ function kit.check(value, max_depth)
       if numeric then
         if type(k) ~= "number" then error("cannot encode mixed or invalid key types", 0) end
         if mtype(k) ~= "integer" then error("cannot encode sparse array", 0) end
+        add(1)
       elseif type(k) ~= "string" then
         error("cannot encode mixed or invalid key types", 0)
+      else
+        add(#k + 4)
       end
       count = count + 1
       walk(item, depth + 1)
