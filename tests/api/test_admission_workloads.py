@@ -16,6 +16,7 @@ from fleetkeeper.api.scheme import SCHEME
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 LABELS = {"app": "web"}
+TEMPLATE = {"metadata": {"labels": LABELS}, "spec": {"containers": [{"name": "web", "image": "nginx"}]}}
 
 
 def admit(doc: dict[str, Any]) -> dict[str, Any]:
@@ -25,7 +26,7 @@ def admit(doc: dict[str, Any]) -> dict[str, Any]:
 def workload(
     kind: str, spec: dict[str, Any] | None = None, *, name: str = "web", api_version: str = "apps/v1"
 ) -> dict[str, Any]:
-    body: dict[str, Any] = {"selector": {"matchLabels": LABELS}, "template": {"metadata": {"labels": LABELS}}}
+    body: dict[str, Any] = {"selector": {"matchLabels": LABELS}, "template": TEMPLATE}
     return {
         "apiVersion": api_version,
         "kind": kind,
@@ -86,7 +87,7 @@ def test_a_job_runs_one_pod_unless_told_otherwise(
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {"name": "pi", "namespace": "default"},
-        "spec": {"template": {"spec": {"restartPolicy": "Never"}}, **given},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", **TEMPLATE["spec"]}}, **given},
     }
     spec = admit(doc)["spec"]
     assert (spec.get("completions"), spec["parallelism"]) == (completions, parallelism)
@@ -99,7 +100,7 @@ def test_cronjob_service_and_hpa_defaults() -> None:
             "apiVersion": "batch/v1",
             "kind": "CronJob",
             "metadata": {"name": "tick", "namespace": "default"},
-            "spec": {"schedule": "* * * * *", "jobTemplate": {}},
+            "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": TEMPLATE}}},
         }
     )["spec"]
     assert (
@@ -173,8 +174,8 @@ def test_cronjob_service_and_hpa_defaults() -> None:
         ),
         pytest.param(
             workload("Deployment", {"selector": {"matchExpressions": [{"key": "app", "operator": "Bad"}]}}),
-            "spec.selector",
-            "invalid label selector",
+            "spec.selector.matchExpressions[0].operator",
+            'Unsupported value: "Bad"',
             id="a selector that does not parse",
         ),
         pytest.param(

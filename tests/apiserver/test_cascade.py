@@ -15,7 +15,8 @@ RBS = "/apis/work.karmada.io/v1alpha2/namespaces/default/resourcebindings"
 def deployment(name: str) -> dict[str, Any]:
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
             "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
-                     "template": {"metadata": {"labels": {"app": name}}}}}
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"containers": [{"name": "app", "image": "nginx"}]}}}}
 
 
 async def template_with_binding(api: Api, name: str) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -24,7 +24,8 @@ def cluster(name: str, **spec: Any) -> dict[str, Any]:
 def deployment(name: str, **spec: Any) -> dict[str, Any]:
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
             "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
-                     "template": {"metadata": {"labels": {"app": name}}}, **spec}}
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"containers": [{"name": "app", "image": "nginx"}]}}, **spec}}
 
 
 async def test_create_get_list_and_delete_a_cluster(api: Api) -> None:

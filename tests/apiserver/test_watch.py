@@ -19,7 +19,8 @@ GUARD = 10.0
 def deployment(name: str) -> dict[str, Any]:
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
             "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
-                     "template": {"metadata": {"labels": {"app": name}}}}}
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"containers": [{"name": "app", "image": "nginx"}]}}}}
 
 
 async def events(lines: AsyncIterator[str], n: int) -> list[dict[str, Any]]:

@@ -85,7 +85,8 @@ async def test_server_side_apply_creates_then_owns_fields(served: tuple[Tokens, 
         intent = {"apiVersion": "apps/v1", "kind": "Deployment",
                   "metadata": {"name": "web", "namespace": "default"},
                   "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
-                           "template": {"metadata": {"labels": {"app": "web"}}}}}
+                           "template": {"metadata": {"labels": {"app": "web"}},
+                                        "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}}
         made = await client.patch(Deployment, "web", "default", patch=intent, patch_type="apply")
         assert made.field("spec")["replicas"] == 2
         managers = [(m["manager"], m["operation"]) for m in made.metadata.managed_fields or []]

@@ -9,7 +9,11 @@ defaults and its cluster API strategy do, as one pure function over typed object
   problem at once as :class:`fleetkeeper.errors.Invalid` whose causes name the field
   path and the rule broken (``spec.failover.application.gracePeriodSeconds: …``);
 * ``metadata`` is checked for every kind (name format, namespace presence, label and
-  annotation keys); Unstructured kinds (templates) get only these checks.
+  annotation keys, finalizer names); Unstructured kinds (templates) get only these checks.
+  A finalizer is a qualified name, and on Kubernetes' own kinds either one of its standard
+  finalizers (``kubernetes``, ``orphan``, ``foregroundDeletion``) or domain-qualified
+  (``example.com/cleanup``), as kube-apiserver's core validation requires; on Karmada's kinds
+  and custom resources a bare name is allowed (Kubernetes only warns about it there).
 
 The input is never modified: when defaulting changes something the result is a copy.
 Checks that need other objects (RIC conflicts, Lua compilation, policy permanent ids)
@@ -19,7 +23,7 @@ belong to the callers that can see them, not here.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
@@ -114,6 +118,32 @@ def _validate_metadata(obj: Resource, errs: FieldErrors) -> None:
     for key in meta.annotations or {}:
         if bad_key := _key_problems(key):
             errs.invalid_all(f"metadata.annotations[{key}]", key, bad_key)
+    if meta.finalizers:
+        check_finalizers(meta.finalizers, errs, kubernetes_kind=_is_kubernetes_kind(model))
+
+
+#: Kubernetes' standard finalizers, the only ones its own kinds accept without a domain
+STANDARD_FINALIZERS = frozenset(
+    {constants.NAMESPACE_FINALIZER, "orphan", constants.FOREGROUND_DELETION_FINALIZER})
+
+
+def _is_kubernetes_kind(model: type[Resource]) -> bool:
+    """Whether ``model`` is one of Kubernetes' built-in kinds (not Karmada's, not a custom resource)."""
+    return model in (Namespace, Event) or BUILTIN.get(model.KIND) is model
+
+
+def check_finalizers(finalizers: Sequence[str], errs: FieldErrors, *, kubernetes_kind: bool) -> None:
+    """``metadata.finalizers`` as kube-apiserver checks them: qualified names, not both ``orphan``
+    and ``foregroundDeletion``, and on Kubernetes' own kinds standard or domain-qualified."""
+    for index, name in enumerate(finalizers):
+        path = f"metadata.finalizers[{index}]"
+        problems = _key_problems(name)
+        errs.invalid_all(path, name, problems)
+        if kubernetes_kind and not problems and "/" not in name and name not in STANDARD_FINALIZERS:
+            errs.invalid(path, name, "name is neither a standard finalizer name nor is it fully qualified")
+    if "orphan" in finalizers and constants.FOREGROUND_DELETION_FINALIZER in finalizers:
+        errs.invalid("metadata.finalizers", list(finalizers),
+                     "finalizer orphan and foregroundDeletion cannot be both set")
 
 
 # every write checks every label and annotation, and the same few keys and values recur
@@ -248,4 +278,7 @@ _RULES: dict[type[Resource], _Rule] = {
 _READS_OLD: frozenset[type[Resource]] = frozenset({
     PropagationPolicy, ClusterPropagationPolicy, BUILTIN["CustomResourceDefinition"]})
 
-__all__ = ["Operation", "admit", "check_namespace_finalizers", "reads_old"]
+__all__ = [
+    "STANDARD_FINALIZERS", "Operation", "admit", "check_finalizers", "check_namespace_finalizers",
+    "reads_old",
+]

@@ -27,8 +27,9 @@ left as given, as the members default them):
 Checks, each naming the field as Kubernetes does: counts (``replicas``, ``parallelism``,
 ``completions``, ``backoffLimit``, ``minReplicas``) are integers of at least 0 (``minReplicas``
 1); a Deployment, StatefulSet, ReplicaSet or DaemonSet has a non-empty ``spec.selector`` that
-matches its pod template's labels; names are RFC 1123 subdomains (a Service's an RFC 1035
-label, a CronJob's at most 52 characters).
+matches its pod template's labels; the pods every workload kind describes (a Pod's own ``spec``)
+are pods Kubernetes would run (:mod:`.admission_pod`: containers with a name and an image …);
+names are RFC 1123 subdomains (a Service's an RFC 1035 label, a CronJob's at most 52 characters).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from fleetkeeper import errors
-from fleetkeeper.api import validation
+from fleetkeeper.api import admission_pod, validation
 from fleetkeeper.api.meta import LabelSelector, Unstructured
 from fleetkeeper.api.selectors import requirements_match, selector_requirements
 from fleetkeeper.api.validation import FieldErrors
@@ -84,7 +85,7 @@ def admit_builtin(obj: Unstructured, errs: FieldErrors) -> None:
     if spec is None and obj.kind != "Service":
         spec = fields["spec"] = {}
     if spec is not None and not isinstance(spec, dict):
-        errs.invalid("spec", str(type(spec).__name__), "must be an object")
+        errs.wrong_type("spec", spec, "an object")
         return
     rule(fields, errs)
 
@@ -98,8 +99,7 @@ def _section(parent: dict[str, Any], key: str, path: str, errs: FieldErrors) -> 
     if value is None:
         value = parent[key] = {}
     if not isinstance(value, dict):
-        errs.invalid(path, str(value) if isinstance(value, str | int | float) else type(value).__name__,
-                     "must be an object")
+        errs.wrong_type(path, value, "an object")
         return None
     return value
 
@@ -113,8 +113,7 @@ def _count(spec: dict[str, Any], key: str, path: str, errs: FieldErrors, *, defa
             spec[key] = default
         return
     if isinstance(value, bool) or not isinstance(value, int):
-        errs.invalid(path, value if isinstance(value, str | float) else type(value).__name__,
-                     "must be an integer")
+        errs.wrong_type(path, value, "an integer")
     elif value < minimum:
         errs.invalid(path, value, f"must be greater than or equal to {minimum}")
 
@@ -126,7 +125,11 @@ def _selector(kind: str, spec: dict[str, Any], errs: FieldErrors) -> None:
         errs.required("spec.selector")
         return
     try:
-        selector = LabelSelector.model_validate(raw)
+        selector = LabelSelector.from_dict(raw, path="spec.selector")
+    except errors.Invalid as exc:
+        errs.causes.extend(exc.causes)
+        return
+    try:
         requirements = selector_requirements(selector)
     except (ValueError, errors.BadRequest) as exc:
         errs.invalid("spec.selector", "", f"invalid label selector: {_first_line(exc)}")
@@ -177,6 +180,7 @@ def _deployment(fields: dict[str, Any], errs: FieldErrors) -> None:
     _count(spec, "revisionHistoryLimit", "spec.revisionHistoryLimit", errs, default=10)
     _count(spec, "progressDeadlineSeconds", "spec.progressDeadlineSeconds", errs, default=600)
     _selector("Deployment", spec, errs)
+    admission_pod.check_pod_template(spec.get("template"), "spec.template", errs)
 
 
 def _statefulset(fields: dict[str, Any], errs: FieldErrors) -> None:
@@ -191,12 +195,14 @@ def _statefulset(fields: dict[str, Any], errs: FieldErrors) -> None:
         _setdefault(retention, "whenDeleted", "Retain")
         _setdefault(retention, "whenScaled", "Retain")
     _selector("StatefulSet", spec, errs)
+    admission_pod.check_pod_template(spec.get("template"), "spec.template", errs)
 
 
 def _replicaset(fields: dict[str, Any], errs: FieldErrors) -> None:
     spec = fields["spec"]
     _count(spec, "replicas", "spec.replicas", errs, default=1)
     _selector("ReplicaSet", spec, errs)
+    admission_pod.check_pod_template(spec.get("template"), "spec.template", errs)
 
 
 def _daemonset(fields: dict[str, Any], errs: FieldErrors) -> None:
@@ -204,6 +210,7 @@ def _daemonset(fields: dict[str, Any], errs: FieldErrors) -> None:
     _rolling(spec, "updateStrategy", errs, maxUnavailable=1, maxSurge=0)
     _count(spec, "revisionHistoryLimit", "spec.revisionHistoryLimit", errs, default=10)
     _selector("DaemonSet", spec, errs)
+    admission_pod.check_pod_template(spec.get("template"), "spec.template", errs)
 
 
 def _job(fields: dict[str, Any], errs: FieldErrors) -> None:
@@ -215,6 +222,7 @@ def _job(fields: dict[str, Any], errs: FieldErrors) -> None:
     _count(spec, "backoffLimit", "spec.backoffLimit", errs, default=6)
     _setdefault(spec, "completionMode", "NonIndexed")
     _setdefault(spec, "suspend", False)
+    admission_pod.check_pod_template(spec.get("template"), "spec.template", errs)
 
 
 def _cronjob(fields: dict[str, Any], errs: FieldErrors) -> None:
@@ -223,6 +231,16 @@ def _cronjob(fields: dict[str, Any], errs: FieldErrors) -> None:
     _setdefault(spec, "suspend", False)
     _count(spec, "successfulJobsHistoryLimit", "spec.successfulJobsHistoryLimit", errs, default=3)
     _count(spec, "failedJobsHistoryLimit", "spec.failedJobsHistoryLimit", errs, default=1)
+    job = spec.get("jobTemplate")
+    if job is None or admission_pod.OBJECT(job, "spec.jobTemplate", errs):
+        job_spec = (job or {}).get("spec")
+        if job_spec is None or admission_pod.OBJECT(job_spec, "spec.jobTemplate.spec", errs):
+            admission_pod.check_pod_template((job_spec or {}).get("template"),
+                                             "spec.jobTemplate.spec.template", errs)
+
+
+def _pod(fields: dict[str, Any], errs: FieldErrors) -> None:
+    admission_pod.check_pod_spec(fields["spec"], "spec", errs)
 
 
 def _service(fields: dict[str, Any], errs: FieldErrors) -> None:
@@ -248,7 +266,7 @@ def _hpa(fields: dict[str, Any], errs: FieldErrors) -> None:
 _RULES: Final[dict[str, _Rule]] = {
     "Deployment": _deployment, "StatefulSet": _statefulset, "ReplicaSet": _replicaset,
     "DaemonSet": _daemonset, "Job": _job, "CronJob": _cronjob, "Service": _service,
-    "HorizontalPodAutoscaler": _hpa,
+    "HorizontalPodAutoscaler": _hpa, "Pod": _pod,
 }
 #: kinds whose names are RFC 1123 subdomains (Service: RFC 1035 label, see :func:`name_problems`)
 _NAMED: Final = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Job", "CronJob", "Pod",

@@ -12,7 +12,8 @@ from typing import Any, ClassVar, Literal, Self
 
 from pydantic import ConfigDict, Field, ValidationError, model_validator
 
-from fleetkeeper.api.base import Model, Time
+from fleetkeeper.api.base import Model, Time, field_error
+from fleetkeeper.api.validation import shown
 
 
 class OwnerReference(Model):
@@ -145,11 +146,25 @@ class Resource(Model):
 class Unstructured(Resource):
     """Any kind we do not model: ``metadata`` is typed, the rest (``spec``, ``status``,
     ``data`` …) is kept as given. Subclasses per group/version/kind come from
-    :meth:`for_kind` so the typed client API works for them too."""
+    :meth:`for_kind` so the typed client API works for them too.
+
+    ``status`` is an object, as every Kubernetes kind's is, and :meth:`to_dict` refuses to
+    render one that is not. Encoding is the step every write takes on its way to the store
+    (the API server's create, update, patch and ``/status``, the local client's writes), so
+    no path stores such a status; decoding stays lenient, so an object stored before the
+    rule is still read — the reader that encodes it meets the error for that object alone."""
 
     model_config = ConfigDict(extra="allow")
 
     _subclasses: ClassVar[dict[tuple[str, str], type[Unstructured]]] = {}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form; ``errors.Invalid`` naming ``status`` when it is not an object."""
+        status = (self.model_extra or {}).get("status")
+        if status is not None and not isinstance(status, dict):
+            raise field_error("status", f"Invalid value: {shown(status)}: must be an object",
+                              kind=self.kind, name=self.name or None)
+        return super().to_dict()
 
     @classmethod
     def for_kind(

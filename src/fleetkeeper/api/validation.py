@@ -94,6 +94,18 @@ def _render(value: Any) -> str:
     return str(value)
 
 
+def shown(value: Any) -> str:
+    """A JSON value as a type error shows it: scalars as they are (strings quoted), ``null``,
+    and ``object`` or ``list`` for the containers (as the decoding errors do)."""
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "list"
+    return _render(value)
+
+
 class FieldErrors:
     """Problems found in one object, each with a field path and the rule broken."""
 
@@ -105,8 +117,14 @@ class FieldErrors:
 
     def invalid(self, path: str, value: Any, detail: str) -> None:
         """``path: Invalid value: <value>: <detail>`` (value shown when it is a scalar)."""
-        shown = f"Invalid value: {_render(value)}: " if isinstance(value, str | int | float | bool) else ""
-        self.causes.append(errors.Cause(path, shown + detail, "FieldValueInvalid"))
+        prefix = f"Invalid value: {_render(value)}: " if isinstance(value, str | int | float | bool) else ""
+        self.causes.append(errors.Cause(path, prefix + detail, "FieldValueInvalid"))
+
+    def wrong_type(self, path: str, value: Any, expected: str) -> None:
+        """``path: Invalid value: <value>: must be <expected>`` for a value of the wrong JSON type
+        (``an object``, ``a list``, ``a string`` …), worded as a decoding error is."""
+        self.causes.append(errors.Cause(path, f"Invalid value: {shown(value)}: must be {expected}",
+                                        "FieldValueInvalid"))
 
     def invalid_all(self, path: str, value: Any, details: Iterable[str]) -> None:
         for detail in details:
@@ -139,4 +157,5 @@ class FieldErrors:
 
 __all__ = [
     "FieldErrors", "dns1123_label", "dns1123_subdomain", "label_value", "path_segment_name", "qualified_name",
+    "shown",
 ]

@@ -48,7 +48,8 @@ def deploy(name: str, namespace: str = "default", *, replicas: int = 1, **labels
     pods = {"app": name}
     return Deployment.from_dict({"metadata": {"name": name, "namespace": namespace, "labels": labels or None},
                                  "spec": {"replicas": replicas, "selector": {"matchLabels": pods},
-                                          "template": {"metadata": {"labels": pods}}}})
+                                          "template": {"metadata": {"labels": pods}, "spec": {
+                                              "containers": [{"name": "app", "image": "nginx"}]}}}})
 
 
 async def take(events: AsyncIterator[WatchEvent[T]], n: int) -> list[tuple[str, str]]:
