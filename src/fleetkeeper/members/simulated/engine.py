@@ -14,6 +14,10 @@ moves (a spec change) or it is new; a change of any object or pod wakes its cont
 owner (``ownerReferences`` with ``controller: true``). Deletion cascades to dependents
 (ReplicaSets of a Deployment, pods of anything), and deleting a Namespace deletes its
 contents.
+
+What is applied is checked first (``validate.py``), so controllers meet well-formed objects.
+Should one still fail on an object, the cluster says so once for that version of the object
+and goes on with the others; the object is looked at again when it changes.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
+
+import structlog
 
 from fleetkeeper.api.base import format_time
 from fleetkeeper.api.constants import safe_encode
@@ -50,6 +56,7 @@ from fleetkeeper.members.simulated.objects import (
 from fleetkeeper.members.simulated.pods import Pod, PodTable, pod_requests, render
 from fleetkeeper.members.simulated.scheduler import Scheduler
 from fleetkeeper.members.simulated.statefulsets import STATEFULSET, reconcile_statefulset
+from fleetkeeper.members.simulated.validate import check
 from fleetkeeper.members.simulated.watch import WatchHub
 
 POD = GroupKind("", "Pod")
@@ -66,6 +73,7 @@ CONTROLLERS: dict[GroupKind, Reconcile] = {
 #: a bound on the work one call may cause (a safety net against a controller that never settles)
 MAX_STEPS = 10_000_000
 _UID_NAMESPACE = uuid.UUID("6f0c3b9e-5d1a-4c57-9a47-2f0d8b6c1e11")
+_log = structlog.get_logger("fleetkeeper.members.simulated")
 
 
 def counting_uids(cluster: str) -> Callable[[], str]:
@@ -89,7 +97,7 @@ class Engine:
         self.clock = clock
         self.job_run = job_run
         self.revisions = Revisions(uid_factory or counting_uids(name), self.now)
-        self.store = ObjectStore(self.revisions)
+        self.store = ObjectStore(self.revisions, admit=self.check)
         self.pods = PodTable()
         self.scheduler = Scheduler()
         self.hub = WatchHub()
@@ -97,6 +105,8 @@ class Engine:
                                       crashed=self._crashed)
         self.crashed: set[ObjectKey] = set()
         self._queue: OrderedDict[ObjectKey, None] = OrderedDict()
+        #: objects their controller failed on → the resourceVersion it failed on (told once)
+        self._failed: dict[ObjectKey, str] = {}
         self._retry_pending = False
         self._draining = False
         self._seq = 0
@@ -129,7 +139,7 @@ class Engine:
                     key, _ = self._queue.popitem(last=False)
                     obj = self.store.get(key)
                     if obj is not None:
-                        CONTROLLERS[key.group_kind](self, obj)
+                        self._reconcile(key, obj)
                 elif self._retry_pending and self.scheduler.pending:
                     self._retry_pending = False
                     self.lifecycle.retry_pending()
@@ -139,6 +149,25 @@ class Engine:
             raise RuntimeError(f"simulated cluster {self.name!r} did not settle within {MAX_STEPS} steps")
         finally:
             self._draining = False
+
+    def _reconcile(self, key: ObjectKey, obj: Obj) -> None:
+        """Run ``key``'s controller; a failure is told once per version of the object and the
+        cluster goes on (see the module notes)."""
+        try:
+            CONTROLLERS[key.group_kind](self, obj)
+        except Exception as exc:  # one object its controller cannot handle stops nothing else
+            version = str(obj["metadata"].get("resourceVersion") or "")
+            if self._failed.get(key) != version:
+                self._failed[key] = version
+                _log.warning("workload controller cannot handle the object; leaving it until it changes",
+                             cluster=self.name, kind=key.kind, namespace=key.namespace, name=key.name,
+                             error=repr(exc))
+        else:
+            self._failed.pop(key, None)
+
+    def check(self, obj: Obj) -> None:
+        """Raise ``errors.Invalid`` when the API server would refuse to store ``obj`` (``validate.py``)."""
+        check(obj, now=self.clock.now())
 
     def _on_change(self, change: Change) -> None:
         self.hub.publish(change)
@@ -274,6 +303,7 @@ class Engine:
             for pod in list(self.pods.items(key.name)):
                 self.delete_pod(pod)
         self.store.remove(key)
+        self._failed.pop(key, None)
         if key.group_kind == node_model.NODE:
             node_model.forget(self, key.name)
 

@@ -13,7 +13,8 @@ events can hold the stored dict and copy it only when delivered.
 Indexes kept so no call scans every object: by kind → namespace → name (list of one
 namespace, namespace deletion) and by owner uid (garbage collection of dependents).
 Listeners hear every :class:`Change`; the cluster uses that to publish watch
-events and wake workload controllers.
+events and wake workload controllers. An apply's result passes the store's ``admit`` check
+(what the API server refuses, see ``validate.py``) before it is stored.
 """
 
 from __future__ import annotations
@@ -86,8 +87,10 @@ class Revisions:
 class ObjectStore:
     """Storage with Kubernetes write semantics for every kind but Pod."""
 
-    def __init__(self, revisions: Revisions) -> None:
+    def __init__(self, revisions: Revisions, *, admit: Callable[[Obj], None] | None = None) -> None:
         self.revisions = revisions
+        #: raises (``errors.Invalid``) when an applied object may not be stored
+        self.admit = admit
         self._by_kind: dict[GroupKind, dict[str, dict[str, Obj]]] = {}
         self._dependents: dict[str, set[ObjectKey]] = {}
         self.listeners: list[Listener] = []
@@ -124,6 +127,8 @@ class ObjectStore:
         if not result.changed:
             assert live is not None
             return live
+        if self.admit is not None:
+            self.admit(result.object)
         return self.write(key, live, result.object, body_changed=result.body_changed)
 
     def create(self, obj: Obj) -> Obj:

@@ -44,6 +44,7 @@ def apply_pod(engine: Engine, manifest: Obj, *, manager: str, force: bool) -> Ob
     result = server_side_apply(live, manifest, manager=manager, force=force, now=engine.now())
     if pod is not None and not result.changed:
         return render(pod)
+    engine.check(result.object)
     new_meta = result.object["metadata"]
     labels: dict[str, str] = dict(new_meta.get("labels") or {})
     annotations: dict[str, str] = dict(new_meta.get("annotations") or {})
