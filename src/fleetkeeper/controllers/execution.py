@@ -144,8 +144,10 @@ class Execution:
         if suspended or not rules.cluster_ready(cluster):
             await self._write_status(work, dispatching, None)
             return Result()
-        applied = await self._apply(work, cluster)
+        applied, refused = await self._apply(work, cluster)
         await self._write_status(work, dispatching, applied)
+        if refused:  # the member refused the manifests as they are: the Work must change first
+            raise errors.TerminalError(applied.message)
         if applied.status != "True":
             raise errors.InternalError(applied.message)  # retried with backoff, as Karmada does
         return Result()
@@ -159,10 +161,13 @@ class Execution:
         with awaiting_io():
             return await bounded(call, self._ctx.options.cluster_probe_timeout, member.name)
 
-    async def _apply(self, work: Work, cluster: Cluster) -> Condition:
+    async def _apply(self, work: Work, cluster: Cluster) -> tuple[Condition, bool]:
+        """Apply every manifest: the ``Applied`` condition, and whether every failure was the
+        member refusing a manifest as invalid (which no retry of the same Work can mend)."""
         member = self._member(cluster)
         manifests = work.spec.workload.manifests or []
         problems: list[str] = []
+        refusals = 0
         changed = False
         for ordinal, manifest in enumerate(manifests):
             try:
@@ -171,6 +176,7 @@ class Execution:
                 raise
             except errors.FleetkeeperError as exc:
                 problems.append(str(exc))
+                refusals += isinstance(exc, errors.Invalid | errors.BadRequest)
                 await self._recorder.event(manifest_stub(manifest), "Warning", constants.EVENT_SYNC_FAILED,
                                            f"Failed to sync {work.key}: {exc}")
         condition = rules.applied_condition(len(manifests) - len(problems), len(manifests), problems)
@@ -179,7 +185,7 @@ class Execution:
         elif changed:
             await self._recorder.event(work, "Normal", constants.EVENT_SYNC_SUCCEED,
                                        "Successfully applied resource to cluster " + cluster.name)
-        return condition
+        return condition, bool(problems) and refusals == len(problems)
 
     async def _apply_one(self, member: Member, work: Work, ordinal: int, manifest: dict[str, Any]) -> bool:
         """Apply one manifest; whether the member was written."""

@@ -12,6 +12,12 @@ The worker loop is deliberately short — the three outcomes of docs/architectur
 * the reconciler raised → retry after the rate limiter's delay (per-key exponential
   backoff combined with a global token bucket), logged with the error;
 * it raised :class:`~fleetkeeper.errors.TerminalError` → log, forget the backoff, drop;
+  so do the failures no retry can mend (:func:`gives_up`): the API refused what the reconcile
+  wrote as invalid (:class:`~fleetkeeper.errors.Invalid`: the same objects give the same
+  write), a native interpreter rule failed on the object, or a Lua customization failed
+  ``SCRIPT_RETRIES`` times in a row (a script may have hit its time limit on a busy
+  process, so it gets a few retries first) — said once, at error level; the key comes back
+  when one of the objects it is made from changes;
 * it returned ``Result(requeue_after=x)`` → forget the backoff, come back in ``x`` s;
 * it returned ``Result()`` → forget the backoff; done until the next event.
 
@@ -61,8 +67,19 @@ from fleetkeeper.runtime.workqueue import ShutDown, Workqueue
 T = TypeVar("T", bound=Resource)
 T_co = TypeVar("T_co", bound=Resource, covariant=True)
 
+#: retries of a key whose Lua customization keeps failing, before the key is dropped
+SCRIPT_RETRIES = 5
+
 _RECONCILE_ID: ContextVar[str | None] = ContextVar("fleetkeeper_reconcile_id", default=None)
 _CONTROLLER: ContextVar[Controller | None] = ContextVar("fleetkeeper_controller", default=None)
+
+
+def gives_up(exc: Exception, retries: int) -> bool:
+    """Whether a reconcile that raised ``exc`` after ``retries`` retries is dropped instead of
+    retried (see the module notes): no retry makes the objects it reads any different."""
+    if isinstance(exc, errors.ScriptError):
+        return retries >= SCRIPT_RETRIES
+    return isinstance(exc, errors.Invalid | errors.InterpreterError)
 
 
 def current_reconcile_id() -> str | None:
@@ -245,6 +262,12 @@ class Controller:
             self._queue.forget(request)
             return "terminal"
         except Exception as exc:
+            retries = self._queue.num_requeues(request)
+            if gives_up(exc, retries):
+                log.error("reconcile cannot succeed with the objects as they are; dropping the key until "
+                          "they change", error=str(exc), error_type=type(exc).__name__, retries=retries)
+                self._queue.forget(request)
+                return "terminal"
             self._queue.add_rate_limited(request)
             retries = self._queue.num_requeues(request)
             if isinstance(exc, errors.Conflict | errors.AlreadyExists):
@@ -254,6 +277,8 @@ class Controller:
                 # an outage, not a bug: no traceback, the cluster's conditions tell the story
                 log.warning("member cluster not reachable; retrying with backoff", error=str(exc),
                             retries=retries)
+            elif isinstance(exc, errors.ScriptError):
+                log.warning("customization failed; retrying with backoff", error=str(exc), retries=retries)
             else:
                 log.error("reconcile failed; retrying with backoff", error=repr(exc), retries=retries,
                           exc_info=exc)
@@ -270,4 +295,4 @@ class Controller:
         return "requeue_after"
 
 
-__all__ = ["Controller", "Source", "awaiting_io", "current_reconcile_id"]
+__all__ = ["SCRIPT_RETRIES", "Controller", "Source", "awaiting_io", "current_reconcile_id", "gives_up"]

@@ -13,7 +13,10 @@ There are three outcomes, and the controller's worker loop handles each in one l
   periodic re-check; the backoff is forgotten too, this is not a failure);
 * raise — a rate-limited retry with per-key exponential backoff, except for
   :class:`~fleetkeeper.errors.TerminalError`, which means "retrying cannot fix this":
-  the failure is logged and the key dropped until something enqueues it again.
+  the failure is logged and the key dropped until something enqueues it again. The
+  worker loop treats the failures no retry can mend the same way (an object the API
+  refuses as invalid, an interpreter rule failing on the object, a customization that
+  keeps failing: :func:`~fleetkeeper.runtime.controller.gives_up`).
 """
 
 from __future__ import annotations
