@@ -55,6 +55,7 @@ from fleetkeeper.controllers.templates import Kind, NotSynced, TemplateCache, Te
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Operation
 from fleetkeeper.runtime.context import Context
+from fleetkeeper.runtime.controller import awaiting_io
 from fleetkeeper.runtime.handler import EnqueueMapped, deleted, generation_changed
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.manager import Manager
@@ -277,7 +278,7 @@ class BindingController:
         created: list[str] = []
         updated: list[str] = []
         overridden: list[tuple[str, str]] = []
-        desired = self._desired_works(binding, template)
+        desired = await self._desired_works(binding, template)
         async with batch(self._ctx.client):
             for options, titles in desired:
                 cluster = options["cluster"]
@@ -293,8 +294,8 @@ class BindingController:
                     overridden.extend((cluster, title) for title in titles)
         return created, updated, overridden
 
-    def _manifests(self, binding: b.Binding, template: Resource
-                   ) -> list[tuple[str, dict[str, Any], dict[str, str], list[str]]]:
+    async def _manifests(self, binding: b.Binding, template: Resource
+                         ) -> list[tuple[str, dict[str, Any], dict[str, str], list[str]]]:
         """(cluster, manifest before Karmada's metadata, applied-overrides annotations, titles
         of the override policies applied) for every target cluster; an override that fails
         raises :class:`override_rules.Failed`."""
@@ -314,7 +315,8 @@ class BindingController:
             manifest = pruned
             if revise:
                 if target.replicas not in revised:
-                    revised[target.replicas] = interpreter.revise_replica(pruned, target.replicas)
+                    revised[target.replicas] = await interpreter.aio(awaiting_io).revise_replica(
+                        pruned, target.replicas)
                 manifest = revised[target.replicas]
             if target.name in completions:
                 manifest = rules.with_completions(manifest, completions[target.name])
@@ -334,8 +336,8 @@ class BindingController:
             out.append((target.name, manifest, applied, titles))
         return out
 
-    def _desired_works(self, binding: b.Binding, template: Resource
-                       ) -> list[tuple[dict[str, Any], list[str]]]:
+    async def _desired_works(self, binding: b.Binding, template: Resource
+                             ) -> list[tuple[dict[str, Any], list[str]]]:
         """The arguments of :func:`binding_rules.desired_work` for every target cluster, with
         the titles of the override policies applied."""
         spec, resource = binding.spec, binding.spec.resource
@@ -346,7 +348,7 @@ class BindingController:
         ident, id_label = b.binding_id(binding), b.id_label(namespaced)
         uid, generation = template.metadata.uid or "", template.metadata.generation or 0
         out = []
-        for cluster, manifest, applied, titles in self._manifests(binding, template):
+        for cluster, manifest, applied, titles in await self._manifests(binding, template):
             work_id = rules.work_permanent_id(ident, cluster)
             rendered = rules.render_manifest(
                 manifest, id_label=id_label, binding_permanent_id=ident, work_id=work_id, work_name=name,

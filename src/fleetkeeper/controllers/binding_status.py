@@ -36,10 +36,10 @@ from fleetkeeper.controllers import bindings as b
 from fleetkeeper.controllers import status_rules as rules
 from fleetkeeper.controllers.binding_rules import existing_clusters
 from fleetkeeper.controllers.templates import Kind, NotSynced, TemplateCache, TemplateRef
-from fleetkeeper.controllers.writes import write
+from fleetkeeper.controllers.writes import ATTEMPTS, write
 from fleetkeeper.interpreter import Operation
 from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.controller import Controller
+from fleetkeeper.runtime.controller import Controller, awaiting_io
 from fleetkeeper.runtime.handler import Delayed, EnqueueMapped, generation_changed
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.manager import Manager
@@ -148,16 +148,8 @@ class BindingStatus:
         if self._aggregated.get(key) == (template.metadata.resource_version, items):
             return Result()
         wire_items = [item.to_dict() for item in items]
-
-        def change(current: Resource) -> Resource | None:
-            data = current.to_dict()
-            aggregated = interpreter.aggregate_status(data, wire_items)
-            if aggregated.get("status") == data.get("status"):
-                return None
-            return with_status(current, aggregated.get("status"))
-
         try:
-            written = await write(self._ctx.client, template, change, subresource="status")
+            written = await self._write_aggregated(template, wire_items)
             version = (written or template).metadata.resource_version
             self._aggregated[key] = (version, items)
         except errors.NotFound:
@@ -167,6 +159,25 @@ class BindingStatus:
                                        f"Failed to aggregate status of {ref}: {exc}")
             raise
         return Result()
+
+    async def _write_aggregated(self, template: Resource, items: list[dict[str, Any]]) -> Resource | None:
+        """Write the template's status aggregated from ``items`` when it changed, as
+        :func:`~fleetkeeper.controllers.writes.write` writes (recomputed from the version being
+        replaced after a Conflict), with the interpreter awaited: a customization runs off the loop."""
+        aio = self._ctx.interpreter.aio(awaiting_io)
+        client = self._ctx.client
+        current = template
+        for _ in range(ATTEMPTS):
+            data = current.to_dict()
+            status = (await aio.aggregate_status(data, items)).get("status")
+            if status == data.get("status"):
+                return None
+            try:
+                return await client.update_status(with_status(current, status))
+            except errors.Conflict:
+                current = await client.get(type(template), template.name, template.metadata.namespace or "")
+        raise errors.Conflict(f"{template.KIND} {template.key}: gave up after {ATTEMPTS} conflicting writes",
+                              kind=template.KIND, name=template.name)
 
 
 def setup(mgr: Manager, ctx: Context) -> None:

@@ -32,7 +32,7 @@ from fleetkeeper.controllers.bindings import binding_id
 from fleetkeeper.controllers.templates import Kind, NotSynced, TemplateCache, TemplateRef
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.controller import Controller
+from fleetkeeper.runtime.controller import Controller, awaiting_io
 from fleetkeeper.runtime.handler import EnqueueMapped
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.manager import Manager
@@ -117,7 +117,8 @@ class Distributor:
             if template is None:
                 return Result()
             try:
-                dependencies = self._ctx.interpreter.get_dependencies(template.to_dict())
+                aio = self._ctx.interpreter.aio(awaiting_io)
+                dependencies = await aio.get_dependencies(template.to_dict())
             except errors.InterpreterError as exc:
                 await self._recorder.event(binding, "Warning", constants.EVENT_GET_DEPENDENCIES_FAILED,
                                            f"Failed to get dependencies: {exc}")

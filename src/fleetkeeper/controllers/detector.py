@@ -75,7 +75,7 @@ from fleetkeeper.controllers.templates import (
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Operation
 from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.controller import Controller
+from fleetkeeper.runtime.controller import Controller, awaiting_io
 from fleetkeeper.runtime.handler import EnqueueMapped, FuncHandler
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.manager import Manager
@@ -292,16 +292,16 @@ class Detector:
             return self._rbs.get(f"{ref.namespace}/{name}")
         return self._crbs.get(name)
 
-    def _workload(self, template: Resource, priority: int | None) -> rules.Workload:
+    async def _workload(self, template: Resource, priority: int | None) -> rules.Workload:
         interpreter = self._ctx.interpreter
         if not interpreter.hook_enabled(template.api_version, template.kind, Operation.INTERPRET_REPLICA):
             return rules.Workload(priority=priority)
-        replicas, requirements = interpreter.get_replicas(template.to_dict())
+        replicas, requirements = await interpreter.aio(awaiting_io).get_replicas(template.to_dict())
         return rules.Workload(replicas, requirements, priority)
 
     async def _ensure_binding(self, template: Resource, policy: rules.Policy,
                               cached: Binding | None, priority: int | None) -> None:
-        workload = self._workload(template, priority)
+        workload = await self._workload(template, priority)
         client = self._ctx.client
         binding: Binding
         succeed = f"Apply {rules.policy_title(policy)} succeed"

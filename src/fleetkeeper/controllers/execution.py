@@ -54,7 +54,7 @@ from fleetkeeper.controllers.bindings import (
 )
 from fleetkeeper.controllers.member_watch import MemberObjects, work_of_member_object
 from fleetkeeper.controllers.writes import write
-from fleetkeeper.interpreter import Operation
+from fleetkeeper.interpreter import Busy, Operation
 from fleetkeeper.members.interface import Member, bounded
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.controller import Controller, awaiting_io
@@ -172,8 +172,8 @@ class Execution:
         for ordinal, manifest in enumerate(manifests):
             try:
                 changed |= await self._apply_one(member, work, ordinal, manifest)
-            except errors.MemberError:
-                raise
+            except (errors.MemberError, Busy):
+                raise  # transient: the whole Work is retried, nothing is reported about the manifest
             except errors.FleetkeeperError as exc:
                 problems.append(str(exc))
                 refusals += isinstance(exc, errors.Invalid | errors.BadRequest)
@@ -197,7 +197,7 @@ class Execution:
         desired = manifest
         interpreter = self._ctx.interpreter
         if observed is not None and interpreter.hook_enabled(ref.api_version, ref.kind, Operation.RETAIN):
-            desired = interpreter.retain(manifest, observed)
+            desired = await interpreter.aio(awaiting_io).retain(manifest, observed)
         uid, applied = self._last.get(work.key, ("", {}))
         if uid != work.metadata.uid:
             uid, applied = work.metadata.uid or "", {}

@@ -42,7 +42,7 @@ from fleetkeeper.controllers.member_watch import MemberObjects, work_of_member_o
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Operation
 from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.controller import Controller
+from fleetkeeper.runtime.controller import Controller, awaiting_io
 from fleetkeeper.runtime.handler import Delayed, EnqueueMapped, FuncHandler
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.manager import Manager
@@ -134,8 +134,9 @@ class WorkStatus:
             return previous  # not there (yet): the list or the watch wakes the Work when it is
         observed = {**observed, "apiVersion": ref.api_version, "kind": ref.kind}
         interpreter = self._ctx.interpreter
+        aio = interpreter.aio(awaiting_io)
         try:
-            status = interpreter.reflect_status(observed)
+            status = await aio.reflect_status(observed)
         except errors.InterpreterError as exc:
             await self._recorder.event(work, "Warning", constants.EVENT_REFLECT_STATUS_FAILED,
                                        f"Failed to reflect status of {ref.kind} {ref.name}: {exc}")
@@ -143,7 +144,7 @@ class WorkStatus:
         verdict: bool | None = True
         if interpreter.hook_enabled(ref.api_version, ref.kind, Operation.INTERPRET_HEALTH):
             try:
-                verdict = interpreter.interpret_health(observed)
+                verdict = await aio.interpret_health(observed)
             except errors.InterpreterError as exc:
                 verdict = None
                 await self._recorder.event(work, "Warning", constants.EVENT_INTERPRET_HEALTH_FAILED,

@@ -12,20 +12,24 @@ Public API::
     interp = interpreter.Interpreter(customizations)       # wire dicts or models
     interp.interpret_health(obj)                          # -> bool
     interp.get_replicas(obj)                              # -> (int, requirements | None)
+    await interp.aio(awaiting_io).retain(desired, observed)  # on the event loop: Lua off it
 
-Modules: :mod:`.core` (façade), :mod:`.operation` (names), :mod:`.customization` (merging RICs),
+Modules: :mod:`.core` (façade), :mod:`.aio` (the operations awaited), :mod:`.lanes` (a thread and
+a Lua runtime per customization), :mod:`.operation` (names), :mod:`.customization` (merging RICs),
 :mod:`.declarative` (script conventions), :mod:`.lua` (the sandbox, the only lupa importer),
 :mod:`.convert` (empty-table repair), :mod:`.kube` (the ``kube`` Lua library),
 :mod:`.quantity` (Kubernetes quantities), :mod:`.native` (built-in rules), :mod:`.fields`.
 """
 
+from fleetkeeper.interpreter.aio import AsyncInterpreter
 from fleetkeeper.interpreter.core import Interpreter
 from fleetkeeper.interpreter.customization import Customization, InvalidCustomization, Script, conflicts
+from fleetkeeper.interpreter.lanes import Busy
 from fleetkeeper.interpreter.lua import Limits
 from fleetkeeper.interpreter.operation import Operation
 from fleetkeeper.interpreter.quantity import Quantity
 
 __all__ = [
-    "Customization", "Interpreter", "InvalidCustomization", "Limits", "Operation", "Quantity", "Script",
-    "conflicts",
+    "AsyncInterpreter", "Busy", "Customization", "Interpreter", "InvalidCustomization", "Limits", "Operation",
+    "Quantity", "Script", "conflicts",
 ]

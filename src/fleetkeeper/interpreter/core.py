@@ -18,6 +18,13 @@ admission: application failover can never fire for a kind whose health nobody in
 The API is synchronous and pure apart from the Lua runtime it owns (thread-safe). Objects are
 wire dicts (or models with ``to_dict()``); inputs are never modified. Failures raise
 :class:`fleetkeeper.errors.InterpreterError` (:class:`~fleetkeeper.errors.ScriptError` for Lua).
+
+Code on the event loop awaits the same operations through :meth:`Interpreter.aio`: on the
+system clock a customization's scripts then run in that customization's own worker thread and
+Lua runtime (:mod:`.lanes`), so a script spinning to its limits stalls neither the loop nor the
+other customizations; native rules always run inline. Results are bounded: a script's value
+larger than ``Limits.result_bytes`` encoded (``Limits.object_bytes`` for a whole object) is a
+ScriptError naming the limit.
 """
 
 from __future__ import annotations
@@ -28,8 +35,10 @@ from typing import Any
 from fleetkeeper import errors
 from fleetkeeper.clock import Clock, SystemClock
 from fleetkeeper.interpreter import fields, native
-from fleetkeeper.interpreter.customization import Customization, Registry
+from fleetkeeper.interpreter.aio import AsyncInterpreter, Waiting
+from fleetkeeper.interpreter.customization import Customization, Registry, Script
 from fleetkeeper.interpreter.declarative import Declarative
+from fleetkeeper.interpreter.lanes import Lanes
 from fleetkeeper.interpreter.lua import Limits, LuaSandbox
 from fleetkeeper.interpreter.native.replicas import check_replicas
 from fleetkeeper.interpreter.operation import Operation
@@ -49,18 +58,34 @@ class Interpreter:
     """Customization (Lua) → native → default, for every interpreter operation."""
 
     def __init__(self, customizations: Iterable[Any] = (), *, clock: Clock | None = None,
-                 limits: Limits | None = None) -> None:
+                 limits: Limits | None = None, threads: bool | None = None) -> None:
+        """``threads``: whether :meth:`aio` runs customization calls in worker threads (default:
+        on the system clock only; on any other clock they run inline, deterministically)."""
         self.clock: Clock = clock or SystemClock()
         self.sandbox = LuaSandbox(clock=self.clock, limits=limits)
         self._declarative = Declarative(self.sandbox)
         self._registry = Registry()
+        if threads is None:
+            threads = isinstance(self.clock, SystemClock)
+        self._lanes = Lanes(clock=self.clock, limits=limits) if threads else None
         self.set_customizations(customizations)
+
+    def aio(self, waiting: Waiting | None = None) -> AsyncInterpreter:
+        """The operations as coroutines; a call waiting for a customization's thread waits inside
+        ``waiting()`` (see :mod:`.aio`)."""
+        return AsyncInterpreter(self, self._lanes, waiting)
+
+    def close(self) -> None:
+        """Stop the customizations' worker threads (each ends after the calls it holds)."""
+        if self._lanes is not None:
+            self._lanes.close()
 
     # ------------------------------------------------------------------ customizations
     def set_customizations(self, customizations: Iterable[Any]) -> None:
         """Replace every customization (wire dicts or models); scripts are syntax-checked."""
         parsed = [self._parse(c) for c in customizations]
         self._registry = Registry(parsed)
+        self._retire_lanes()
 
     def add_customization(self, customization: Any) -> None:
         """Add one customization, replacing any with the same name."""
@@ -68,7 +93,13 @@ class Interpreter:
 
     def remove_customization(self, name: str) -> bool:
         """Remove a customization by name; False when there was none."""
-        return self._registry.remove(name)
+        found = self._registry.remove(name)
+        self._retire_lanes()
+        return found
+
+    def _retire_lanes(self) -> None:
+        if self._lanes is not None:
+            self._lanes.keep(c.name for c in self._registry.customizations)
 
     @property
     def customizations(self) -> list[Customization]:
@@ -81,6 +112,16 @@ class Interpreter:
         return parsed
 
     # ------------------------------------------------------------------ hooks
+    def scripts(self, obj: Any, operation: Operation | str) -> list[Script]:
+        """The customization scripts that answer ``operation`` for ``obj``'s kind, in the order they
+        run (several only for InterpretDependency; none when a native rule or the default answers)."""
+        op = Operation.parse(operation)
+        key = _key(obj if isinstance(obj, dict) else fields.wire(obj))
+        if op is Operation.INTERPRET_DEPENDENCY:
+            return self._registry.dependency_scripts(key)
+        script = self._registry.script(key, op)
+        return [] if script is None else [script]
+
     def has_customization(self, api_version: str, kind: str, operation: Operation | str) -> bool:
         """Whether a customization script handles ``operation`` for the kind."""
         return self._registry.has((api_version, kind), Operation.parse(operation))
