@@ -8,7 +8,9 @@ everything else goes on."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, MutableMapping
+import logging
+from collections.abc import Callable, Iterator, MutableMapping
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -24,6 +26,19 @@ from .propagation_world import World, deployment, propagation_policy, running
 #: virtual time left for retries: the backoff would have retried a failing key some twenty times by then
 HOUR = 3600.0
 GIVE_UP = "reconcile cannot succeed with the objects as they are"
+
+
+@contextmanager
+def every_log() -> Iterator[list[MutableMapping[str, Any]]]:
+    """What is logged at any level meanwhile (whatever level an earlier test configured)."""
+    before = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
+                        cache_logger_on_first_use=False)
+    try:
+        with structlog.testing.capture_logs() as logs:
+            yield logs
+    finally:
+        structlog.configure(**before)
 
 
 def broken(change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
@@ -58,7 +73,7 @@ def complaints(logs: list[MutableMapping[str, Any]], name: str) -> list[MutableM
 ])
 def test_a_template_stored_broken_is_tried_once_and_said_once(template: dict[str, Any], field: str) -> None:
     async def main(clock: VirtualClock) -> tuple[list[MutableMapping[str, Any]], Any, Any]:
-        with structlog.testing.capture_logs() as logs:
+        with every_log() as logs:
             async with running(clock, "member1") as world:
                 await world.plane.store.create(copy.deepcopy(template))  # stored before the rules existed
                 await world.apply(propagation_policy("broken", "member1"))
@@ -84,7 +99,7 @@ def test_a_work_whose_manifest_the_member_refuses_is_said_once() -> None:
                            "spec": {"workload": {"manifests": [manifest]}}})
 
     async def main(clock: VirtualClock) -> tuple[list[MutableMapping[str, Any]], Work, Any]:
-        with structlog.testing.capture_logs() as logs:
+        with every_log() as logs:
             async with running(clock, "member1") as world:
                 await world.client.create(work)
                 await world.settle(HOUR)

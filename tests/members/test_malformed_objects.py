@@ -8,7 +8,9 @@ makes its controller fail once, said once; the cluster goes on with everything e
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterator, MutableMapping
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -20,6 +22,19 @@ from fleetkeeper.members.simulated import SimulatedCluster
 from fleetkeeper.members.simulated.objects import ObjectKey
 
 from .helpers import on_cluster, pod, ref, status, workload
+
+
+@contextmanager
+def every_log() -> Iterator[list[MutableMapping[str, Any]]]:
+    """What is logged at any level meanwhile (whatever level an earlier test configured)."""
+    before = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
+                        cache_logger_on_first_use=False)
+    try:
+        with structlog.testing.capture_logs() as logs:
+            yield logs
+    finally:
+        structlog.configure(**before)
 
 
 def changed(doc: dict[str, Any], change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
@@ -113,7 +128,7 @@ def test_an_object_stored_before_the_checks_fails_its_controller_once_and_the_cl
     good = workload("Deployment", "api", replicas=2)
 
     async def main(cluster: SimulatedCluster, clock: VirtualClock) -> tuple[list[Any], dict[str, Any]]:
-        with structlog.testing.capture_logs() as logs:
+        with every_log() as logs:
             cluster.engine.store.create(copy.deepcopy(bad))  # past the API server's checks
             cluster.engine.drain()
             cluster.engine.wake(ObjectKey("apps", "Deployment", "default", "web"))  # nothing changed

@@ -73,7 +73,6 @@ CONTROLLERS: dict[GroupKind, Reconcile] = {
 #: a bound on the work one call may cause (a safety net against a controller that never settles)
 MAX_STEPS = 10_000_000
 _UID_NAMESPACE = uuid.UUID("6f0c3b9e-5d1a-4c57-9a47-2f0d8b6c1e11")
-_log = structlog.get_logger("fleetkeeper.members.simulated")
 
 
 def counting_uids(cluster: str) -> Callable[[], str]:
@@ -159,9 +158,10 @@ class Engine:
             version = str(obj["metadata"].get("resourceVersion") or "")
             if self._failed.get(key) != version:
                 self._failed[key] = version
-                _log.warning("workload controller cannot handle the object; leaving it until it changes",
-                             cluster=self.name, kind=key.kind, namespace=key.namespace, name=key.name,
-                             error=repr(exc))
+                log = structlog.get_logger("fleetkeeper.members.simulated")  # rare: looked up when needed
+                log.warning("workload controller cannot handle the object; leaving it until it changes",
+                            cluster=self.name, kind=key.kind, namespace=key.namespace, name=key.name,
+                            error=repr(exc))
         else:
             self._failed.pop(key, None)
 
