@@ -38,6 +38,8 @@ from fleetkeeper.api.validation import FieldErrors
 #: a JSON type check: (value, field path, errors) → whether the value has the type (reported if not)
 Check = Callable[[Any, str, FieldErrors], bool]
 PORT_MAX: Final = 65535
+_QUANTITY_FORMAT: Final = ("quantities must match the regular expression "
+                           "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
 PROTOCOLS: Final = ("SCTP", "TCP", "UDP")
 
 
@@ -160,11 +162,13 @@ def check_pod_spec(spec: Any, path: str, errs: FieldErrors) -> None:
     _fields(spec, _POD_SPEC, path, errs)
     if spec.get("containers") in (None, []):
         errs.required(f"{path}.containers")
-    names: set[str] = set()
+    containers: set[str] = set()
     for group in ("containers", "initContainers"):
         for index, container in _objects(spec, group):
-            _container(container, f"{path}.{group}[{index}]", names, errs)
-    _unique_names(_objects(spec, "volumes"), f"{path}.volumes", errs)
+            _container(container, f"{path}.{group}[{index}]", containers, errs)
+    volumes: set[str] = set()
+    for index, volume in _objects(spec, "volumes"):
+        _name(volume, f"{path}.volumes[{index}].name", volumes, errs)
     _quantities(spec.get("overhead"), f"{path}.overhead", errs)
     resources = spec.get("resources")
     if isinstance(resources, dict):
@@ -182,7 +186,7 @@ def _objects(parent: dict[str, Any], key: str) -> list[tuple[int, dict[str, Any]
 
 def _container(container: dict[str, Any], path: str, names: set[str], errs: FieldErrors) -> None:
     _fields(container, _CONTAINER, path, errs)
-    _unique_names([(0, container)], path, errs, names=names, indexed=False)
+    _name(container, f"{path}.name", names, errs)
     if container.get("image") in (None, ""):
         errs.required(f"{path}.image")
     for index, port in _objects(container, "ports"):
@@ -195,20 +199,17 @@ def _container(container: dict[str, Any], path: str, names: set[str], errs: Fiel
         _resources(resources, f"{path}.resources", errs)
 
 
-def _unique_names(items: list[tuple[int, dict[str, Any]]], path: str, errs: FieldErrors, *,
-                  names: set[str] | None = None, indexed: bool = True) -> None:
-    """Each item's ``name`` is given, an RFC 1123 label, and not taken by an earlier one."""
-    seen = set() if names is None else names
-    for index, item in items:
-        name_path = f"{path}[{index}].name" if indexed else f"{path}.name"
-        name = item.get("name")
-        if name in (None, ""):
-            errs.required(name_path)
-        elif isinstance(name, str):
-            errs.invalid_all(name_path, name, validation.dns1123_label(name))
-            if name in seen:
-                errs.duplicate(name_path, f'"{name}"')
-            seen.add(name)
+def _name(item: dict[str, Any], path: str, seen: set[str], errs: FieldErrors) -> None:
+    """``item``'s ``name`` (at ``path``) is given, an RFC 1123 label, and not one of ``seen``
+    (the names of the items before it, which it joins)."""
+    name = item.get("name")
+    if name in (None, ""):
+        errs.required(path)
+    elif isinstance(name, str):
+        errs.invalid_all(path, name, validation.dns1123_label(name))
+        if name in seen:
+            errs.duplicate(path, f'"{name}"')
+        seen.add(name)
 
 
 def _port(port: dict[str, Any], path: str, errs: FieldErrors) -> None:
@@ -249,8 +250,10 @@ def _quantities(value: Any, path: str, errs: FieldErrors) -> dict[str, tuple[Dec
             continue
         try:
             amount = parse_quantity(given)
-        except ValueError as exc:
-            errs.invalid(field, given, str(exc).rsplit(":", 1)[0])
+            if not amount.is_finite():
+                raise ValueError(_QUANTITY_FORMAT)
+        except ValueError:
+            errs.invalid(field, given, _QUANTITY_FORMAT)
             continue
         if amount < 0:
             errs.invalid(field, given, "must be greater than or equal to 0")
