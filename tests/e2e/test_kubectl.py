@@ -548,8 +548,9 @@ def test_a_pull_agent_may_write_only_its_own_cluster_status(seeded: Env) -> None
     merge = {"Content-Type": "application/merge-patch+json"}
     clusters = "/apis/cluster.karmada.io/v1alpha1/clusters"
     with seeded.http(token=AGENT_TOKEN) as http:
+        # member1 is a Push cluster here: the plane probes it, an agent token reports nothing for it
         mine = http.patch(f"{clusters}/member1/status", content=orjson.dumps(status), headers=merge)
-        assert mine.status_code == 200, mine.text
+        assert mine.status_code == 403 and "status of a Pull cluster only" in mine.json()["message"]
         other = http.patch(f"{clusters}/member2/status", content=orjson.dumps(status), headers=merge)
         assert other.status_code == 403 and "karmada-es-member1" in other.json()["message"]
         spec = http.patch(f"{clusters}/member1", content=b'{"spec":{"region":"x"}}', headers=merge)
@@ -588,7 +589,8 @@ def test_auth_can_i_list_shows_what_an_agent_may_do_where(env: Env) -> None:
 
     own = rows("-n", "karmada-es-member1")
     assert own["works.work.karmada.io"] == ["[]", "[]", "[*]"]
-    assert own["clusters.cluster.karmada.io"] == ["[]", "[member1]", "[create", "get", "list", "watch]"]
+    verbs = ["[create", "get", "list", "update", "watch]"]
+    assert own["clusters.cluster.karmada.io"] == ["[]", "[member1]", *verbs]
     other = rows("-n", "karmada-es-member2")
     assert "works.work.karmada.io" not in other and "clusters.cluster.karmada.io" in other
     admin = env.ok("auth", "can-i", "--list").splitlines()

@@ -283,7 +283,7 @@ def agent(
 
 # --------------------------------------------------------------------------- tokens
 
-token_app = typer.Typer(help="Credentials for Pull agents.", no_args_is_help=True)
+token_app = typer.Typer(help="Credentials for Pull agents: create-agent, revoke.", no_args_is_help=True)
 
 
 @token_app.command("create-agent")
