@@ -24,6 +24,7 @@ REST client unchanged::
     │   └── MemberTimeout             no answer within the bound
     ├── InterpreterError              a resource interpreter rule or script failed
     │   └── ScriptError               a Lua customization failed (syntax, runtime, limits)
+    ├── CustomizationBusy             a customization's scripts are busy: ask again later
     ├── ScenarioError                 a scenario file is invalid (names the field)
     └── TerminalError                 a reconcile failure that retrying cannot fix
 """
@@ -190,6 +191,16 @@ class InterpreterError(FleetkeeperError):
 
 class ScriptError(InterpreterError):
     """A Lua customization failed: syntax, runtime error, or a sandbox limit."""
+
+
+class CustomizationBusy(FleetkeeperError):
+    """A customization's calls are too slow to wait for right now; ask again after ``wait`` seconds.
+    Not a failure of the object: it says nothing about whether the script would succeed."""
+
+    def __init__(self, message: str, *, customization: str, wait: float) -> None:
+        super().__init__(message)
+        self.customization = customization
+        self.wait = wait
 
 
 @dataclass

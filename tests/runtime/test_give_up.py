@@ -4,6 +4,7 @@ API refuses as invalid, an interpreter rule failing on the object, a customizati
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 from collections.abc import MutableMapping
 from typing import Any
@@ -123,3 +124,35 @@ def test_a_dropped_key_comes_back_when_something_enqueues_it_again() -> None:
 ], ids=lambda v: type(v).__name__ if isinstance(v, Exception) else str(v))
 def test_gives_up_table(error: Exception, retries: int, dropped: bool) -> None:
     assert gives_up(error, retries) is dropped
+
+
+class BusyThenDone:
+    """A reconciler whose customization is busy ``times`` times, then lets it through."""
+
+    def __init__(self, clock: VirtualClock, times: int, wait: float) -> None:
+        self.clock, self.times, self.wait = clock, times, wait
+        self.calls: list[float] = []
+
+    async def reconcile(self, request: Request) -> Result:
+        self.calls.append(self.clock.monotonic())
+        if len(self.calls) <= self.times:
+            raise errors.CustomizationBusy("busy", customization="spinner", wait=self.wait)
+        return Result()
+
+
+def test_a_busy_customization_is_waited_for_not_counted_as_a_failure() -> None:
+    busy = SCRIPT_RETRIES * 3  # far more than a failing script would be allowed
+
+    async def main(clock: VirtualClock) -> tuple[list[float], int, list[MutableMapping[str, Any]]]:
+        reconciler = BusyThenDone(clock, busy, wait=0.5)
+        logs, logger = capture()
+        controller = Controller("test", reconciler, clock=clock, metrics=NoMetrics(), logger=logger)
+        controller.enqueue(A)
+        await run_for(controller, HOUR)
+        return reconciler.calls, controller.queue.num_requeues(A), logs.entries
+
+    calls, requeues, entries = run_virtual(main)
+    assert len(calls) == busy + 1, "the key is never dropped while the customization is only busy"
+    assert [round(b - a, 3) for a, b in itertools.pairwise(calls)] == [0.5] * busy
+    assert requeues == 0
+    assert not [e for e in entries if e["log_level"] in ("error", "warning")], "busy is no error"

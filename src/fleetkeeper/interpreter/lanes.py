@@ -51,14 +51,13 @@ WAIT = 0.1
 _RECENT = 0.3
 
 
-class Busy(errors.FleetkeeperError):
+class Busy(errors.CustomizationBusy):
     """A customization's calls are too slow to wait for right now; ask again later."""
 
     def __init__(self, customization: str, wait: float) -> None:
         super().__init__(f"ResourceInterpreterCustomization {customization!r} is busy: its scripts run "
-                         f"longer than a call may wait for them ({WAIT} s); retrying later")
-        self.customization = customization
-        self.wait = wait
+                         f"longer than a call may wait for them ({WAIT} s); retrying later",
+                         customization=customization, wait=wait)
 
 
 class Lane:

@@ -69,6 +69,8 @@ T_co = TypeVar("T_co", bound=Resource, covariant=True)
 
 #: retries of a key whose Lua customization keeps failing, before the key is dropped
 SCRIPT_RETRIES = 5
+#: the least a key waits for a busy customization before it is tried again (seconds)
+BUSY_AGAIN = 0.05
 
 _RECONCILE_ID: ContextVar[str | None] = ContextVar("fleetkeeper_reconcile_id", default=None)
 _CONTROLLER: ContextVar[Controller | None] = ContextVar("fleetkeeper_controller", default=None)
@@ -261,6 +263,11 @@ class Controller:
             log.error("reconcile failed terminally; dropping the key", error=str(exc))
             self._queue.forget(request)
             return "terminal"
+        except errors.CustomizationBusy as exc:
+            # not a failure: the key comes back once the customization may be free, without a retry counted
+            log.info("customization busy; trying again later", error=str(exc), after=exc.wait)
+            self._queue.add_after(request, max(exc.wait, BUSY_AGAIN))
+            return "requeue_after"
         except Exception as exc:
             retries = self._queue.num_requeues(request)
             if gives_up(exc, retries):
@@ -295,4 +302,5 @@ class Controller:
         return "requeue_after"
 
 
-__all__ = ["SCRIPT_RETRIES", "Controller", "Source", "awaiting_io", "current_reconcile_id", "gives_up"]
+__all__ = ["BUSY_AGAIN", "SCRIPT_RETRIES", "Controller", "Source", "awaiting_io", "current_reconcile_id",
+           "gives_up"]
