@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from fleetkeeper.api.constants import APPLIED_PLACEMENT_ANNOTATION, PP_PERMANENT_ID_LABEL
-from fleetkeeper.api.work import ResourceBinding
+from fleetkeeper.api.work import Binding, ResourceBinding
 from fleetkeeper.runtime.reconcile import Request
 from fleetkeeper.scheduler.controller import is_ours
-from fleetkeeper.scheduler.fanout import ANY, Binding, ClusterFanOut, index_values
+from fleetkeeper.scheduler.fanout import ANY, ClusterFanOut, index_values
 from fleetkeeper.scheduler.placement import placement_info
 
 from .builders import DUPLICATED, cluster, static_weights

@@ -5,7 +5,9 @@
   from the policy, the scheduler writes ``spec.clusters``, failover producers append
   ``spec.gracefulEvictionTasks``, and the binding-status controller aggregates
   ``status.aggregatedStatus``. Both kinds share :class:`ResourceBindingSpec` and
-  :class:`ResourceBindingStatus`, so a controller can be written once for both.
+  :class:`ResourceBindingStatus`, so a controller can be written once for both: :data:`Binding`
+  is either kind, :func:`binding_model` the kind a key names, :func:`template_stub` the
+  template a binding stands for (to record events on).
 * :class:`Work` (``v1alpha1``) is one manifest bound for one cluster, living in that
   cluster's execution namespace (``karmada-es-<cluster>``).
 
@@ -26,7 +28,7 @@ from pydantic import Field
 from fleetkeeper.api import constants
 from fleetkeeper.api.base import Model, Time
 from fleetkeeper.api.core import NodeSelector, ResourceList, Toleration
-from fleetkeeper.api.meta import Condition, Resource
+from fleetkeeper.api.meta import Condition, ObjectMeta, Resource, Unstructured
 from fleetkeeper.api.placement import Placement
 from fleetkeeper.api.policy import FailoverBehavior, PurgeMode, ResourceHealth, Suspension
 from fleetkeeper.api.scheme import register
@@ -202,8 +204,25 @@ class ClusterResourceBinding(_Binding):
     CATEGORIES: ClassVar[tuple[str, ...]] = ("karmada-io",)
 
 
-#: either binding kind (they share spec and status)
+# --- a binding of either kind -------------------------------------------------------------------
+
+#: either binding kind (they share spec and status, so code over bindings is written once for both)
 Binding = ResourceBinding | ClusterResourceBinding
+#: the class of either binding kind
+BindingModel = type[ResourceBinding] | type[ClusterResourceBinding]
+
+
+def binding_model(namespace: str | None) -> BindingModel:
+    """The binding kind a key names: namespaced → ResourceBinding, cluster-scoped → ClusterResourceBinding
+    (a binding lives in its template's namespace, a ClusterResourceBinding in none)."""
+    return ResourceBinding if namespace else ClusterResourceBinding
+
+
+def template_stub(binding: Binding) -> Unstructured:
+    """An object standing for the binding's template (its ``spec.resource``), to record events about it."""
+    resource = binding.spec.resource
+    return Unstructured.for_kind(resource.api_version, resource.kind)(
+        metadata=ObjectMeta(name=resource.name, namespace=resource.namespace, uid=resource.uid))
 
 
 # --- Work ---------------------------------------------------------------------------------------
@@ -255,9 +274,10 @@ class Work(Resource):
 
 
 __all__ = [
-    "AggregatedStatusItem", "Binding", "BindingSchedulePriority", "BindingSnapshot", "BindingSuspension",
-    "ClusterResourceBinding", "Component", "ComponentReplicaRequirements", "EvictionRecord",
-    "GracefulEvictionTask", "ManifestStatus", "NodeClaim", "ObjectReference", "ReplicaRequirements",
-    "ResourceBinding", "ResourceBindingSpec", "ResourceBindingStatus", "ResourceIdentifier", "TargetCluster",
-    "TargetComponent", "Work", "WorkSpec", "WorkStatus", "WorkloadAffinityGroups", "WorkloadTemplate",
+    "AggregatedStatusItem", "Binding", "BindingModel", "BindingSchedulePriority", "BindingSnapshot",
+    "BindingSuspension", "ClusterResourceBinding", "Component", "ComponentReplicaRequirements",
+    "EvictionRecord", "GracefulEvictionTask", "ManifestStatus", "NodeClaim", "ObjectReference",
+    "ReplicaRequirements", "ResourceBinding", "ResourceBindingSpec", "ResourceBindingStatus",
+    "ResourceIdentifier", "TargetCluster", "TargetComponent", "Work", "WorkSpec", "WorkStatus",
+    "WorkloadAffinityGroups", "WorkloadTemplate", "binding_model", "template_stub",
 ]

@@ -32,14 +32,13 @@ from fleetkeeper.api import constants
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.coordination import Lease
 from fleetkeeper.api.timeline import TimelineEntry
-from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding, Work
+from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBinding, Work
 from fleetkeeper.cli import connect, kinds
 from fleetkeeper.cli import table as t
 from fleetkeeper.cli.get import health, scheduled
 from fleetkeeper.cli.table import dig, text
 from fleetkeeper.client.rest import RestClient
 
-Binding = ResourceBinding | ClusterResourceBinding
 KINDS = {"ResourceBinding": ResourceBinding, "ClusterResourceBinding": ClusterResourceBinding,
          "Cluster": Cluster}
 

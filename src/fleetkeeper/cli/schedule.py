@@ -38,14 +38,19 @@ from fleetkeeper.api.admission_placement import default_placement
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.matching import resource_selectors_priority
 from fleetkeeper.api.policy import ClusterPropagationPolicy, PropagationPolicy
-from fleetkeeper.api.work import ClusterResourceBinding, ReplicaRequirements, ResourceBinding
+from fleetkeeper.api.work import (
+    Binding,
+    ClusterResourceBinding,
+    ReplicaRequirements,
+    ResourceBinding,
+    binding_model,
+)
 from fleetkeeper.clock import SystemClock
 from fleetkeeper.scheduler.core import Scheduler
 from fleetkeeper.scheduler.framework import FitError
 from fleetkeeper.scheduler.snapshot import snapshot_of
 from fleetkeeper.scheduler.triggers import is_workload
 
-Binding = ResourceBinding | ClusterResourceBinding
 Policy = PropagationPolicy | ClusterPropagationPolicy
 _BINDINGS: dict[str, type[Binding]] = {"ResourceBinding": ResourceBinding,
                                        "ClusterResourceBinding": ClusterResourceBinding}
@@ -170,9 +175,8 @@ def _from_template(template: dict[str, Any], policy: Policy, where: str) -> Bind
     }
     body = {"metadata": {"name": f"{meta['name']}-{template['kind'].lower()}", "namespace": namespace},
             "spec": {k: v for k, v in spec.items() if v is not None}}
-    model: type[Binding] = ResourceBinding if namespace else ClusterResourceBinding
     try:
-        return model.from_dict(body)
+        return binding_model(namespace).from_dict(body)
     except errors.Invalid as exc:
         raise BadInput(f"{where}: {exc.message}") from None
 

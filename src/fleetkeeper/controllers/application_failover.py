@@ -50,7 +50,7 @@ from fleetkeeper.api import constants
 from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.meta import ObjectMeta, Resource, Unstructured
 from fleetkeeper.api.policy import ClusterPropagationPolicy, PropagationPolicy
-from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding
+from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBinding, template_stub
 from fleetkeeper.controllers import application_failover_rules as rules
 from fleetkeeper.controllers import bindings as b
 from fleetkeeper.controllers.writes import write
@@ -69,14 +69,14 @@ class StatePreservationFailed(errors.FleetkeeperError):
     """State to preserve could not be extracted from the failed copy; the eviction is retried."""
 
 
-def producer_of(binding: b.Binding) -> str:
+def producer_of(binding: Binding) -> str:
     """The task producer Karmada names after the controller instance of the binding kind."""
     if b.is_cluster_scoped(binding):
         return constants.PRODUCER_CRB_APPLICATION_FAILOVER
     return constants.PRODUCER_RB_APPLICATION_FAILOVER
 
 
-def has_application_failover(old: b.Binding | None, new: b.Binding | None) -> bool:
+def has_application_failover(old: Binding | None, new: Binding | None) -> bool:
     """Watch predicate: the binding has, or had, ``failover.application``."""
     return any(x is not None and x.spec.failover is not None and x.spec.failover.application is not None
                for x in (old, new))
@@ -87,12 +87,7 @@ def _stub(api_version: str, kind: str, name: str, namespace: str | None, uid: st
     return Unstructured.for_kind(api_version, kind)(metadata=meta)
 
 
-def _template(binding: b.Binding) -> Resource:
-    r = binding.spec.resource
-    return _stub(r.api_version, r.kind, r.name, r.namespace, r.uid)
-
-
-def _policy(binding: b.Binding) -> Resource | None:
+def _policy(binding: Binding) -> Resource | None:
     annotations = binding.annotations()
     name = annotations.get(constants.PP_NAME_ANNOTATION)
     if name:
@@ -119,7 +114,7 @@ class ApplicationFailover:
         #: forgotten with the binding)
         self._told_failures: dict[str, dict[str, str]] = {}
 
-    def _cached(self, request: Request) -> b.Binding | None:
+    def _cached(self, request: Request) -> Binding | None:
         return self._rbs.get(str(request)) if request.namespace else self._crbs.get(request.name)
 
     async def reconcile(self, request: Request) -> Result:
@@ -141,7 +136,7 @@ class ApplicationFailover:
         plans: list[rules.Plan] = []
         producer = producer_of(binding)
 
-        def change(current: b.Binding) -> b.Binding | None:
+        def change(current: Binding) -> Binding | None:
             plan = rules.decide(current.spec, current.status, current.annotations(), now)
             plans.append(plan)
             spec = rules.apply_plan(current.spec, plan, producer=producer, now=now)
@@ -170,12 +165,12 @@ class ApplicationFailover:
         return Result(requeue_after=plan.requeue_after)
 
     # ---------------------------------------------------------------- writes
-    async def _forget(self, binding: b.Binding) -> None:
+    async def _forget(self, binding: Binding) -> None:
         """Drop the clocks of a binding application failover no longer watches."""
         if rules.OBSERVATIONS_ANNOTATION not in binding.annotations():
             return
 
-        def change(current: b.Binding) -> b.Binding | None:
+        def change(current: Binding) -> Binding | None:
             annotations = rules.annotations_with(current.annotations(), {})
             if annotations == current.annotations():
                 return None
@@ -186,7 +181,7 @@ class ApplicationFailover:
             await write(self._ctx.client, binding, change)
 
     # ---------------------------------------------------------------- recording
-    async def _record(self, binding: b.Binding, plan: rules.Plan, now: datetime) -> None:
+    async def _record(self, binding: Binding, plan: rules.Plan, now: datetime) -> None:
         for note in plan.notes:
             await self._recorder.timeline(binding, tl.WORKLOAD_HEALTH, note.message,
                                           reason=note.kind.capitalize())
@@ -202,7 +197,7 @@ class ApplicationFailover:
                                           rules.blocked_message(cluster, now, app.block_seconds()),
                                           reason="BlockPredecessor")
 
-    async def _tell_failures(self, binding: b.Binding, failed: dict[str, str]) -> None:
+    async def _tell_failures(self, binding: Binding, failed: dict[str, str]) -> None:
         """Put a state-preservation failure that holds an eviction on the timeline, once while it
         lasts (the reconcile is retried with backoff, and each retry fails the same way)."""
         key = binding.key
@@ -218,11 +213,11 @@ class ApplicationFailover:
         else:
             self._told_failures.pop(key, None)
 
-    async def _failed(self, binding: b.Binding, message: str) -> None:
-        for obj in (binding, _template(binding)):
+    async def _failed(self, binding: Binding, message: str) -> None:
+        for obj in (binding, template_stub(binding)):
             await self._recorder.event(obj, "Warning", constants.EVENT_EVICT_WORKLOAD_FAILED, message)
 
-    async def _warn_ineffective(self, binding: b.Binding, why: str) -> None:
+    async def _warn_ineffective(self, binding: Binding, why: str) -> None:
         resource = binding.spec.resource
         key = (binding.metadata.uid or binding.key, resource.api_version, resource.kind)
         if key in self._warned:
@@ -230,7 +225,7 @@ class ApplicationFailover:
         self._warned.add(key)
         _log.warning("application failover can never fire", binding=binding.key, kind=resource.kind)
         policy = _policy(binding)
-        for obj in (binding, _template(binding), *([policy] if policy is not None else [])):
+        for obj in (binding, template_stub(binding), *([policy] if policy is not None else [])):
             await self._recorder.event(obj, "Warning", EVENT_INEFFECTIVE, why)
         await self._recorder.timeline(binding, tl.EVICTION_BLOCKED, why, reason=EVENT_INEFFECTIVE)
 

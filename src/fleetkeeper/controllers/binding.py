@@ -43,9 +43,9 @@ from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.conditions import is_condition_true
 from fleetkeeper.api.core import Namespace
 from fleetkeeper.api.matching import resource_selectors_priority
-from fleetkeeper.api.meta import ObjectMeta, Resource, Unstructured
+from fleetkeeper.api.meta import ObjectMeta, Resource
 from fleetkeeper.api.override import ClusterOverridePolicy, OverridePolicy
-from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding, Work
+from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBinding, Work, template_stub
 from fleetkeeper.client.interface import batch
 from fleetkeeper.controllers import binding_rules as rules
 from fleetkeeper.controllers import bindings as b
@@ -68,7 +68,7 @@ NOT_SYNCED_RETRY = 1.0
 OVERRIDES_BY_NAMESPACE = "binding-controller/namespace"
 
 
-def binding_changed(old: b.Binding | None, new: b.Binding | None) -> bool:
+def binding_changed(old: Binding | None, new: Binding | None) -> bool:
     if old is None or new is None:
         return True
     return (old.metadata.generation != new.metadata.generation or old.labels() != new.labels()
@@ -94,7 +94,7 @@ def binding_of_template(obj: Resource) -> list[Request]:
     return [Request(obj.metadata.namespace or "", constants.binding_name(obj.kind, obj.name))]
 
 
-def _identity(binding: b.Binding) -> dict[str, Any]:
+def _identity(binding: Binding) -> dict[str, Any]:
     """The template a binding stands for, as far as its resource reference tells."""
     resource = binding.spec.resource
     return {"apiVersion": resource.api_version, "kind": resource.kind,
@@ -104,13 +104,6 @@ def _identity(binding: b.Binding) -> dict[str, Any]:
 def _binding_of_work(work: Work) -> list[Request]:
     request = b.binding_request_of_work(work)
     return [request] if request is not None else []
-
-
-def template_stub(binding: b.Binding) -> Resource:
-    """An object standing for the binding's template (to record events about it)."""
-    resource = binding.spec.resource
-    return Unstructured.for_kind(resource.api_version, resource.kind)(
-        metadata=ObjectMeta(name=resource.name, namespace=resource.namespace, uid=resource.uid))
 
 
 class BindingController:
@@ -156,8 +149,8 @@ class BindingController:
         cluster = constants.cluster_of_space(space.name)
         if cluster is None:
             return []
-        found: list[b.Binding] = [*self._rbs.list(), *self._crbs.list()]
-        return [b.request_of(binding) for binding in found
+        found: list[Binding] = [*self._rbs.list(), *self._crbs.list()]
+        return [Request.for_object(binding) for binding in found
                 if any(target.name == cluster for target in binding.spec.clusters or ())]
 
     def _terminating(self, cluster: str) -> bool:
@@ -171,7 +164,7 @@ class BindingController:
         namespace = policy.namespace if isinstance(policy, OverridePolicy) else None
         selectors = policy.spec.resource_selectors or []
         by_reference = [s.model_copy(update={"label_selector": None}) for s in selectors]
-        found: list[b.Binding] = [rb for rb in self._rbs.list() if namespace in (None, rb.namespace)]
+        found: list[Binding] = [rb for rb in self._rbs.list() if namespace in (None, rb.namespace)]
         if namespace is None:
             found.extend(self._crbs.list())
         out: list[Request] = []
@@ -199,8 +192,8 @@ class BindingController:
 
     # ---------------------------------------------------------------- reconcile
     async def reconcile(self, request: Request) -> Result:
-        binding: b.Binding | None = (self._rbs.get(str(request)) if request.namespace
-                                     else self._crbs.get(request.name))
+        binding: Binding | None = (self._rbs.get(str(request)) if request.namespace
+                                   else self._crbs.get(request.name))
         if binding is None:
             self._directly_waits.pop(str(request), None)
             return Result()
@@ -252,10 +245,10 @@ class BindingController:
             await self._recorder.timeline(binding, tl.WORK_CREATED, rules.created_message(created, name))
         return Result()
 
-    async def _ensure_metadata(self, binding: b.Binding) -> b.Binding:
+    async def _ensure_metadata(self, binding: Binding) -> Binding:
         namespaced = not b.is_cluster_scoped(binding)
 
-        def change(current: b.Binding) -> b.Binding | None:
+        def change(current: Binding) -> Binding | None:
             key, fin = b.id_label(namespaced), b.finalizer(namespaced)
             finalizers = list(current.metadata.finalizers or ())
             labels = current.labels()
@@ -270,7 +263,7 @@ class BindingController:
         written = await write(self._ctx.client, binding, change)
         return binding if written is None else written
 
-    async def _ensure_works(self, binding: b.Binding, template: Resource, works: list[Work]
+    async def _ensure_works(self, binding: Binding, template: Resource, works: list[Work]
                             ) -> tuple[list[str], list[str], list[tuple[str, str]]]:
         """Write the Work of every target cluster; the clusters whose Work was created / updated,
         and (cluster, policy title) of the override policies applied in those Works."""
@@ -294,7 +287,7 @@ class BindingController:
                     overridden.extend((cluster, title) for title in titles)
         return created, updated, overridden
 
-    async def _manifests(self, binding: b.Binding, template: Resource
+    async def _manifests(self, binding: Binding, template: Resource
                          ) -> list[tuple[str, dict[str, Any], dict[str, str], list[str]]]:
         """(cluster, manifest before Karmada's metadata, applied-overrides annotations, titles
         of the override policies applied) for every target cluster; an override that fails
@@ -336,7 +329,7 @@ class BindingController:
             out.append((target.name, manifest, applied, titles))
         return out
 
-    async def _desired_works(self, binding: b.Binding, template: Resource
+    async def _desired_works(self, binding: Binding, template: Resource
                              ) -> list[tuple[dict[str, Any], list[str]]]:
         """The arguments of :func:`binding_rules.desired_work` for every target cluster, with
         the titles of the override policies applied."""
@@ -385,7 +378,7 @@ class BindingController:
         return "updated"
 
     # ---------------------------------------------------------------- deletion
-    async def _delete_works(self, binding: b.Binding, works: list[Work], why: str, *, report: bool) -> None:
+    async def _delete_works(self, binding: Binding, works: list[Work], why: str, *, report: bool) -> None:
         deleted: list[Work] = []
         for work in works:
             try:
@@ -401,7 +394,7 @@ class BindingController:
         if deleted:
             await self._recorder.timeline(binding, tl.WORK_DELETED, rules.deleted_message(deleted, why))
 
-    async def _finalize(self, binding: b.Binding) -> None:
+    async def _finalize(self, binding: Binding) -> None:
         namespaced = not b.is_cluster_scoped(binding)
         fin = b.finalizer(namespaced)
         if fin not in (binding.metadata.finalizers or ()):
@@ -415,7 +408,7 @@ class BindingController:
         if works:
             return  # the Works' deletion wakes this binding again
 
-        def change(current: b.Binding) -> b.Binding | None:
+        def change(current: Binding) -> Binding | None:
             finalizers = [f for f in current.metadata.finalizers or () if f != fin]
             if finalizers == list(current.metadata.finalizers or ()):
                 return None
@@ -425,7 +418,7 @@ class BindingController:
         with contextlib.suppress(errors.NotFound):
             await write(self._ctx.client, binding, change)
 
-    async def _note_directly_wait(self, binding: b.Binding, clusters: list[str]) -> None:
+    async def _note_directly_wait(self, binding: Binding, clusters: list[str]) -> None:
         """Say on the timeline, once per wait, why no new Work is written yet (purge mode
         ``Directly``: the old copy goes first, and a cluster that does not answer keeps it)."""
         key = binding.key
@@ -442,7 +435,7 @@ class BindingController:
             message += f"; {', '.join(silent)} is not Ready: its copy is removed once it answers again"
         await self._recorder.timeline(binding, tl.DISPATCH_WAITING, message, reason="PurgeDirectly")
 
-    async def _event(self, binding: b.Binding, kind: EventType, reason: str, message: str) -> None:
+    async def _event(self, binding: Binding, kind: EventType, reason: str, message: str) -> None:
         await self._recorder.event(binding, kind, reason, message)
         await self._recorder.event(template_stub(binding), kind, reason, message)
 
@@ -461,5 +454,5 @@ def setup(mgr: Manager, ctx: Context) -> None:
 
 
 __all__ = [
-    "CONTROLLER_NAME", "BindingController", "binding_changed", "setup", "template_stub", "work_changed",
+    "CONTROLLER_NAME", "BindingController", "binding_changed", "setup", "work_changed",
 ]

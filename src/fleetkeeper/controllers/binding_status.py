@@ -31,7 +31,7 @@ from fleetkeeper import errors
 from fleetkeeper.api import constants
 from fleetkeeper.api.conditions import set_condition
 from fleetkeeper.api.meta import Resource
-from fleetkeeper.api.work import AggregatedStatusItem, ClusterResourceBinding, ResourceBinding, Work
+from fleetkeeper.api.work import AggregatedStatusItem, Binding, ClusterResourceBinding, ResourceBinding, Work
 from fleetkeeper.controllers import bindings as b
 from fleetkeeper.controllers import status_rules as rules
 from fleetkeeper.controllers.binding_rules import existing_clusters
@@ -107,8 +107,8 @@ class BindingStatus:
                                               predicate=work_changed))
 
     async def reconcile(self, request: Request) -> Result:
-        binding: b.Binding | None = (self._rbs.get(str(request)) if request.namespace
-                                     else self._crbs.get(request.name))
+        binding: Binding | None = (self._rbs.get(str(request)) if request.namespace
+                                   else self._crbs.get(request.name))
         if binding is None or binding.metadata.deletion_timestamp is not None:
             self._aggregated.pop(str(request), None)
             return Result()
@@ -118,10 +118,10 @@ class BindingStatus:
         await self._write_binding(binding, items)
         return await self._aggregate_template(binding, ref, items)
 
-    async def _write_binding(self, binding: b.Binding, items: list[AggregatedStatusItem]) -> None:
+    async def _write_binding(self, binding: Binding, items: list[AggregatedStatusItem]) -> None:
         now = self._ctx.clock.now()
 
-        def change(current: b.Binding) -> b.Binding | None:
+        def change(current: Binding) -> Binding | None:
             condition = rules.fully_applied(items, existing_clusters(current.spec))
             conditions = set_condition(current.status.conditions, condition, now)
             wanted = items or None
@@ -133,7 +133,7 @@ class BindingStatus:
         with contextlib.suppress(errors.NotFound):
             await write(self._ctx.client, binding, change, subresource="status")
 
-    async def _aggregate_template(self, binding: b.Binding, ref: TemplateRef,
+    async def _aggregate_template(self, binding: Binding, ref: TemplateRef,
                                   items: list[AggregatedStatusItem]) -> Result:
         interpreter = self._ctx.interpreter
         if not interpreter.hook_enabled(ref.api_version, ref.kind, Operation.AGGREGATE_STATUS):

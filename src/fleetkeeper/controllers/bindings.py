@@ -20,12 +20,9 @@ import functools
 import uuid
 
 from fleetkeeper.api import constants
-from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding, Work
+from fleetkeeper.api.work import Binding, ClusterResourceBinding, Work
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.reconcile import Request
-
-Binding = ResourceBinding | ClusterResourceBinding
-BindingModel = type[ResourceBinding] | type[ClusterResourceBinding]
 
 #: the index of the shared Work informer: ``rb:<id>`` / ``crb:<id>``
 WORKS_BY_BINDING_ID = "binding-id"
@@ -41,15 +38,6 @@ def derive_id(*parts: str) -> str:
     """A permanent id derived from stable inputs (a uid, a name): the same every run (and
     remembered: the binding controller derives every Work's id on every pass)."""
     return str(uuid.uuid5(_ID_NAMESPACE, "/".join(parts)))
-
-
-def model_for(request: Request) -> BindingModel:
-    """The binding kind a key names (namespaced → ResourceBinding)."""
-    return ResourceBinding if request.namespace else ClusterResourceBinding
-
-
-def request_of(binding: Binding) -> Request:
-    return Request(binding.metadata.namespace or "", binding.name)
 
 
 def is_cluster_scoped(binding: Binding) -> bool:
@@ -141,8 +129,6 @@ def cluster_of_work(work: Work) -> str | None:
 __all__ = [
     "WORKS_BY_BINDING_ID",
     "WORKS_BY_NAMESPACE",
-    "Binding",
-    "BindingModel",
     "binding_id",
     "binding_request_of_work",
     "cluster_of_work",
@@ -152,9 +138,7 @@ __all__ = [
     "finalizer",
     "id_label",
     "is_cluster_scoped",
-    "model_for",
     "reference_annotations",
-    "request_of",
     "work_index_values",
     "works_in_cluster",
     "works_of",

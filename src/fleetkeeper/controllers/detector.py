@@ -61,9 +61,8 @@ from fleetkeeper.api.builtin import BUILTIN
 from fleetkeeper.api.meta import Resource, Unstructured
 from fleetkeeper.api.override import OverridePolicy
 from fleetkeeper.api.policy import ClusterPropagationPolicy, PropagationPolicy
-from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding
+from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBinding
 from fleetkeeper.controllers import detector_rules as rules
-from fleetkeeper.controllers.bindings import Binding
 from fleetkeeper.controllers.templates import (
     Kind,
     NotSynced,

@@ -39,15 +39,15 @@ from fleetkeeper.api.matching import ImplicitPriority, resource_selectors_priori
 from fleetkeeper.api.meta import ObjectMeta, OwnerReference, Resource
 from fleetkeeper.api.policy import ClusterPropagationPolicy, PropagationPolicy, Suspension
 from fleetkeeper.api.work import (
+    Binding,
     BindingSchedulePriority,
     BindingSuspension,
-    ClusterResourceBinding,
     ObjectReference,
     ReplicaRequirements,
-    ResourceBinding,
     ResourceBindingSpec,
+    binding_model,
 )
-from fleetkeeper.controllers.bindings import Binding, derive_id, finalizer, id_label
+from fleetkeeper.controllers.bindings import derive_id, finalizer, id_label
 
 Policy = PropagationPolicy | ClusterPropagationPolicy
 PolicyKind = Literal["PropagationPolicy", "ClusterPropagationPolicy"]
@@ -278,7 +278,6 @@ def desired_binding(template: Resource, policy: Policy, workload: Workload,
                     current: Binding | None) -> Binding:
     """The binding of ``template`` under ``policy`` (a new one, or ``current`` refreshed)."""
     namespaced = bool(template.metadata.namespace)
-    model: type[Binding] = ResourceBinding if namespaced else ClusterResourceBinding
     labels, annotations = with_claim(current.labels() if current else {},
                                      current.annotations() if current else {}, policy)
     key = id_label(namespaced)
@@ -296,7 +295,7 @@ def desired_binding(template: Resource, policy: Policy, workload: Workload,
     meta = ObjectMeta(name=binding_name_of(template), namespace=template.metadata.namespace or None,
                       labels=labels, annotations=annotations, finalizers=finalizers,
                       owner_references=[owner_reference(template)])
-    return model(metadata=meta, spec=spec)
+    return binding_model(template.metadata.namespace)(metadata=meta, spec=spec)
 
 
 def binding_differs(current: Binding, desired: Binding) -> bool:

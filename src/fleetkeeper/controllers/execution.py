@@ -43,13 +43,12 @@ from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.conditions import get_condition, set_condition
 from fleetkeeper.api.meta import Condition, ObjectMeta, Unstructured
-from fleetkeeper.api.work import Work
+from fleetkeeper.api.work import Work, binding_model
 from fleetkeeper.controllers import execution_rules as rules
 from fleetkeeper.controllers.bindings import (
     binding_request_of_work,
     cluster_of_work,
     ensure_namespace_index,
-    model_for,
     works_in_cluster,
 )
 from fleetkeeper.controllers.member_watch import MemberObjects, work_of_member_object
@@ -291,7 +290,7 @@ def _binding_subject(work: Work) -> Work | tl.Subject:
     request = binding_request_of_work(work)
     if request is None:
         return work
-    model = model_for(request)
+    model = binding_model(request.namespace)
     return tl.Subject(api_version=model.API_VERSION, kind=model.KIND, name=request.name,
                       namespace=request.namespace or None)
 

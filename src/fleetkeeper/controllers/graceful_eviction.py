@@ -35,8 +35,7 @@ from fleetkeeper import errors
 from fleetkeeper.api import constants
 from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.cluster import Cluster
-from fleetkeeper.api.meta import ObjectMeta, Unstructured
-from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding
+from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBinding, template_stub
 from fleetkeeper.controllers import eviction_rules as rules
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.controller import Controller
@@ -49,7 +48,6 @@ NAME = "graceful-eviction-controller"
 BY_SOURCE = "graceful-eviction/task.fromCluster"
 WRITE_ATTEMPTS = 5
 
-Binding = ResourceBinding | ClusterResourceBinding
 
 _log = structlog.get_logger("fleetkeeper.graceful_eviction")
 
@@ -130,8 +128,8 @@ class GracefulEvictionReconciler:
         for verdict in assessment.of("drop"):
             message = f"Evict from cluster {verdict.task.from_cluster} succeed."
             await self._recorder.event(binding, "Normal", constants.EVENT_EVICT_WORKLOAD_SUCCEED, message)
-            await self._recorder.event(_template(binding), "Normal", constants.EVENT_EVICT_WORKLOAD_SUCCEED,
-                                       message)
+            await self._recorder.event(template_stub(binding), "Normal",
+                                       constants.EVENT_EVICT_WORKLOAD_SUCCEED, message)
             await self._recorder.timeline(binding, tl.EVICTION_COMPLETED, verdict.message(),
                                           reason=verdict.task.reason)
         for verdict in assessment.of("clear"):
@@ -150,12 +148,6 @@ class GracefulEvictionReconciler:
             _log.info("eviction task kept past its timeout", binding=binding.key, reason=verdict.why)
             await self._recorder.timeline(binding, tl.EVICTION_BLOCKED, verdict.message(),
                                           reason=verdict.task.reason)
-
-
-def _template(binding: Binding) -> Unstructured:
-    resource = binding.spec.resource
-    return Unstructured.for_kind(resource.api_version, resource.kind)(
-        metadata=ObjectMeta(name=resource.name, namespace=resource.namespace, uid=resource.uid))
 
 
 def _has_tasks(old: Binding | None, new: Binding | None) -> bool:

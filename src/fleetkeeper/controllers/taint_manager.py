@@ -49,8 +49,7 @@ from fleetkeeper.api import constants
 from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.core import Toleration
-from fleetkeeper.api.meta import ObjectMeta, Unstructured
-from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding
+from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBinding, template_stub
 from fleetkeeper.controllers import eviction_rules as evictions
 from fleetkeeper.controllers import taint_manager_rules as rules
 from fleetkeeper.runtime.context import Context
@@ -70,7 +69,6 @@ PACED_WORKERS = 3
 FANOUT_CHUNK = 16
 WRITE_ATTEMPTS = 5
 
-Binding = ResourceBinding | ClusterResourceBinding
 B = TypeVar("B", ResourceBinding, ClusterResourceBinding)
 
 _log = structlog.get_logger("fleetkeeper.taint_manager")
@@ -85,10 +83,6 @@ def _cached(informer: Informer[B], keys: list[str]) -> Iterator[B]:
 
 def _targets(binding: Binding) -> list[str]:
     return [t.name for t in binding.spec.clusters or ()]
-
-
-def _request(binding: Binding) -> Request:
-    return Request(binding.metadata.namespace or "", binding.name)
 
 
 class TaintManager:
@@ -133,16 +127,16 @@ class TaintManager:
         try:
             return evictions.applied_tolerations(binding.annotations())
         except ValueError as exc:
-            _log.warning("binding not considered for eviction", binding=str(_request(binding)),
+            _log.warning("binding not considered for eviction", binding=str(Request.for_object(binding)),
                          error=str(exc))
             return None
 
     def _queue(self, binding: Binding, decision: rules.Decision) -> None:
         assert self.evictions is not None
         if decision.action == "now":
-            self.evictions.enqueue(_request(binding))
+            self.evictions.enqueue(Request.for_object(binding))
         elif decision.action == "later":
-            self.evictions.enqueue_after(_request(binding), decision.delay)
+            self.evictions.enqueue_after(Request.for_object(binding), decision.delay)
 
     # ---------------------------------------------------------------- events
     def cluster_changed(self, cluster: Cluster | None) -> None:
@@ -210,7 +204,7 @@ class TaintManager:
     async def _tell_tolerated(self, binding: Binding, cluster: Cluster, decision: rules.Decision) -> None:
         """Say once, while the cluster keeps its NoExecute taints, that a binding stays on it."""
         told = self._tolerating.setdefault(cluster.name, set())
-        key = str(_request(binding))
+        key = str(Request.for_object(binding))
         if key in told:
             return
         told.add(key)
@@ -303,11 +297,9 @@ class TaintManager:
 
     async def _failed(self, binding: Binding, cluster: str) -> None:
         message = f"Evict from cluster {cluster} failed."
-        resource = binding.spec.resource
-        template = Unstructured.for_kind(resource.api_version, resource.kind)(
-            metadata=ObjectMeta(name=resource.name, namespace=resource.namespace, uid=resource.uid))
         await self._recorder.event(binding, "Warning", constants.EVENT_EVICT_WORKLOAD_FAILED, message)
-        await self._recorder.event(template, "Warning", constants.EVENT_EVICT_WORKLOAD_FAILED, message)
+        await self._recorder.event(template_stub(binding), "Warning", constants.EVENT_EVICT_WORKLOAD_FAILED,
+                                   message)
 
 
 class _ClusterEvents:

@@ -27,9 +27,8 @@ from fleetkeeper.api.apps import (
     WorkloadRebalancer,
     WorkloadRebalancerStatus,
 )
-from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding
+from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBinding
 from fleetkeeper.controllers import workload_rebalancer_rules as rules
-from fleetkeeper.controllers.bindings import Binding
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.handler import generation_changed

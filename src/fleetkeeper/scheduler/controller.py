@@ -57,8 +57,16 @@ from fleetkeeper.api.constants import (
     MSG_BINDING_SCHEDULED,
     PP_PERMANENT_ID_LABEL,
 )
-from fleetkeeper.api.meta import Condition, ObjectMeta, Unstructured
-from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding, ResourceBindingStatus, TargetCluster
+from fleetkeeper.api.meta import Condition
+from fleetkeeper.api.work import (
+    Binding,
+    ClusterResourceBinding,
+    ResourceBinding,
+    ResourceBindingStatus,
+    TargetCluster,
+    binding_model,
+    template_stub,
+)
 from fleetkeeper.client.interface import Client, batch
 from fleetkeeper.clock import Clock
 from fleetkeeper.runtime.cache import InformerFactory
@@ -73,8 +81,6 @@ from fleetkeeper.scheduler.framework import FitError, next_block_expiry
 from fleetkeeper.scheduler.placement import placement_info
 from fleetkeeper.scheduler.snapshot import Snapshot, SnapshotBuilder
 from fleetkeeper.scheduler.triggers import schedule_trigger, verdict
-
-Binding = ResourceBinding | ClusterResourceBinding
 
 #: Karmada flushes unschedulable bindings back into the queue after five minutes
 UNSCHEDULABLE_RETRY_SECONDS = 300.0
@@ -91,10 +97,6 @@ def is_ours(binding: Binding, scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> b
     labels = binding.labels()
     return any(labels.get(key) for key in (PP_PERMANENT_ID_LABEL, CPP_PERMANENT_ID_LABEL,
                                            BINDING_MANAGED_BY_LABEL))
-
-
-def request_of(binding: Binding) -> Request:
-    return Request(binding.metadata.namespace or "", binding.name)
 
 
 def result_text(clusters: list[tuple[str, int]]) -> str:
@@ -167,9 +169,8 @@ class SchedulingReconciler:
         retried); without caches, from the store."""
         if self._bindings is not None:
             return self._cached(request)
-        model: type[Binding] = ResourceBinding if request.namespace else ClusterResourceBinding
         try:
-            return await self._client.get(model, request.name, request.namespace)
+            return await self._client.get(binding_model(request.namespace), request.name, request.namespace)
         except errors.NotFound:
             return None
 
@@ -345,11 +346,8 @@ class SchedulingReconciler:
 
     async def _event(self, binding: Binding, event_type: EventType, reason: str, message: str) -> None:
         """Record an event on the binding and on the resource template it stands for."""
-        resource = binding.spec.resource
-        template = Unstructured.for_kind(resource.api_version, resource.kind)(
-            metadata=ObjectMeta(name=resource.name, namespace=resource.namespace, uid=resource.uid))
         await self._recorder.event(binding, event_type, reason, message)
-        await self._recorder.event(template, event_type, reason, message)
+        await self._recorder.event(template_stub(binding), event_type, reason, message)
 
     # ---------------------------------------------------------------- event handling
     def binding_changed(self, old: Binding | None, new: Binding | None) -> bool:
@@ -371,11 +369,11 @@ class SchedulingReconciler:
         if old.metadata.generation == generation:
             return False
         return (new.status.scheduler_observed_generation != generation
-                or new.metadata.deletion_timestamp is not None or request_of(new) in self.parked)
+                or new.metadata.deletion_timestamp is not None or Request.for_object(new) in self.parked)
 
     def bindings_for(self, cluster: Cluster, bindings: Iterable[Binding]) -> list[Request]:
         """The bindings a change of ``cluster`` concerns (Karmada's cluster fan-out)."""
-        return [request_of(b) for b in bindings if self.owns(b) and fanout.concerns(b, cluster)]
+        return [Request.for_object(b) for b in bindings if self.owns(b) and fanout.concerns(b, cluster)]
 
     def owns(self, binding: Binding) -> bool:
         """Whether this scheduler schedules the binding (:func:`is_ours`)."""
@@ -435,5 +433,5 @@ def new_controller(client: Client, informers: InformerFactory, *, clock: Clock,
 
 __all__ = [
     "CONTROLLER_NAME", "UNSCHEDULABLE_RETRY_SECONDS", "SchedulerController", "SchedulingReconciler",
-    "describe", "is_ours", "new_controller", "request_of",
+    "describe", "is_ours", "new_controller",
 ]

@@ -30,12 +30,11 @@ from fleetkeeper.api import rules
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.constants import APPLIED_PLACEMENT_ANNOTATION
 from fleetkeeper.api.placement import ClusterAffinity
-from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding
+from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBinding
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.reconcile import Request, Result
 from fleetkeeper.scheduler.triggers import affinity_index, schedule_trigger
 
-Binding = ResourceBinding | ClusterResourceBinding
 BindingInformer = Informer[ResourceBinding] | Informer[ClusterResourceBinding]
 
 #: index of the binding informers: cluster name → bindings a change of that cluster concerns
@@ -54,10 +53,6 @@ class Target(Protocol):
     def enqueue(self, request: Request) -> None: ...
 
     def is_ours(self, binding: Binding) -> bool: ...
-
-
-def request_of(binding: Binding) -> Request:
-    return Request(binding.metadata.namespace or "", binding.name)
 
 
 def _affinities(binding: Binding) -> list[ClusterAffinity | None]:
@@ -132,7 +127,7 @@ class ClusterFanOut:
         deleting = [c.name for c in self._clusters.list() if c.metadata.deletion_timestamp is not None]
         for count, binding in enumerate(self.candidates(cluster.name), start=1):
             if self.wanted(binding, cluster, deleting):
-                self._target.enqueue(request_of(binding))
+                self._target.enqueue(Request.for_object(binding))
             if count % CHUNK == 0:
                 await asyncio.sleep(0)
         return Result()
@@ -141,7 +136,7 @@ class ClusterFanOut:
         placed = any(t.name == cluster.name for t in binding.spec.clusters or ())
         if not self._target.is_ours(binding) or not (placed or concerns(binding, cluster)):
             return False
-        return request_of(binding) in self._target.parked or would_schedule(binding, deleting)
+        return Request.for_object(binding) in self._target.parked or would_schedule(binding, deleting)
 
 
 class ClusterEvents:
