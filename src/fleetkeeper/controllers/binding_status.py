@@ -36,7 +36,7 @@ from fleetkeeper.controllers import bindings as b
 from fleetkeeper.controllers import status_rules as rules
 from fleetkeeper.controllers.binding_rules import existing_clusters
 from fleetkeeper.controllers.templates import Kind, NotSynced, TemplateCache, TemplateRef
-from fleetkeeper.controllers.writes import ATTEMPTS, write
+from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Operation
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.controller import Controller, awaiting_io
@@ -161,23 +161,17 @@ class BindingStatus:
         return Result()
 
     async def _write_aggregated(self, template: Resource, items: list[dict[str, Any]]) -> Resource | None:
-        """Write the template's status aggregated from ``items`` when it changed, as
-        :func:`~fleetkeeper.controllers.writes.write` writes (recomputed from the version being
-        replaced after a Conflict), with the interpreter awaited: a customization runs off the loop."""
+        """Write the template's status aggregated from ``items`` when it changed, recomputed from
+        the version being replaced after a Conflict, with the interpreter awaited: a customization
+        runs off the loop."""
         aio = self._ctx.interpreter.aio(awaiting_io)
-        client = self._ctx.client
-        current = template
-        for _ in range(ATTEMPTS):
+
+        async def change(current: Resource) -> Resource | None:
             data = current.to_dict()
             status = (await aio.aggregate_status(data, items)).get("status")
-            if status == data.get("status"):
-                return None
-            try:
-                return await client.update_status(with_status(current, status))
-            except errors.Conflict:
-                current = await client.get(type(template), template.name, template.metadata.namespace or "")
-        raise errors.Conflict(f"{template.KIND} {template.key}: gave up after {ATTEMPTS} conflicting writes",
-                              kind=template.KIND, name=template.name)
+            return None if status == data.get("status") else with_status(current, status)
+
+        return await write(self._ctx.client, template, change, subresource="status")
 
 
 def setup(mgr: Manager, ctx: Context) -> None:

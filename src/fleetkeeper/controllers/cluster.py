@@ -33,9 +33,10 @@ from fleetkeeper.api import conditions, constants
 from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.coordination import Lease
-from fleetkeeper.api.core import Namespace
+from fleetkeeper.api.core import Namespace, Taint
 from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding, Work
 from fleetkeeper.controllers import cluster_rules as rules
+from fleetkeeper.controllers.writes import Step, write, write_planned
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.handler import deleted
 from fleetkeeper.runtime.informer import Informer
@@ -95,40 +96,33 @@ class ClusterReconciler:
 
     async def _sync(self, cluster: Cluster) -> None:
         """Taints by Ready and the finalizer, in one update (fresh read on conflict)."""
-        current: Cluster | None = cluster
-        for _ in range(WRITE_ATTEMPTS):
-            if current is None:
-                try:
-                    current = await self._ctx.client.get(Cluster, cluster.name)
-                except errors.NotFound:
-                    return
-            if current.metadata.deletion_timestamp is not None:
-                return
-            ready = conditions.get_condition(current.status.conditions, constants.COND_READY)
-            taints = rules.sync_ready_taints(current.spec.taints, ready, self._ctx.clock.now())
-            finalizers = list(current.metadata.finalizers or ())
-            missing_finalizer = constants.CLUSTER_CONTROLLER_FINALIZER not in finalizers
-            if taints is None and not missing_finalizer:
-                return
-            desired = current.deep_copy()
+        async def failed(current: Cluster, taints: list[Taint] | None, exc: errors.ApiError) -> None:
             if taints is not None:
-                desired.spec.taints = taints or None
-            if missing_finalizer:
-                desired.metadata.finalizers = [*finalizers, constants.CLUSTER_CONTROLLER_FINALIZER]
-            try:
-                written = await self._ctx.client.update(desired)
-            except errors.Conflict:
-                current = None
-                continue
-            except errors.ApiError as exc:
-                if taints is not None:
-                    await self._recorder.event(current, "Warning", constants.EVENT_TAINT_CLUSTER_FAILED,
-                                               f"Taint cluster failed: {exc}")
-                raise
-            if taints is not None:
-                await self._record_taints(written, current)
-            return
-        raise errors.Conflict(f"cluster {cluster.name!r} kept changing under the cluster controller")
+                await self._recorder.event(current, "Warning", constants.EVENT_TAINT_CLUSTER_FAILED,
+                                           f"Taint cluster failed: {exc}")
+
+        written = await write_planned(self._ctx.client, cluster, self._synced, attempts=WRITE_ATTEMPTS,
+                                      missing="none", on_error=failed)
+        if written is not None and written.stored is not None and written.plan is not None:
+            await self._record_taints(written.stored, written.base)
+
+    def _synced(self, current: Cluster) -> Step[Cluster, list[Taint] | None] | None:
+        """The cluster with its system taints in step with Ready and the finalizer on, and the
+        taints when they change; None when it is being deleted or already so."""
+        if current.metadata.deletion_timestamp is not None:
+            return None
+        ready = conditions.get_condition(current.status.conditions, constants.COND_READY)
+        taints = rules.sync_ready_taints(current.spec.taints, ready, self._ctx.clock.now())
+        finalizers = list(current.metadata.finalizers or ())
+        missing_finalizer = constants.CLUSTER_CONTROLLER_FINALIZER not in finalizers
+        if taints is None and not missing_finalizer:
+            return None
+        desired = current.deep_copy()
+        if taints is not None:
+            desired.spec.taints = taints or None
+        if missing_finalizer:
+            desired.metadata.finalizers = [*finalizers, constants.CLUSTER_CONTROLLER_FINALIZER]
+        return Step(desired, taints)
 
     async def _record_taints(self, written: Cluster, before: Cluster) -> None:
         added, removed = rules.taint_diff(before.spec.taints, written.spec.taints)
@@ -198,21 +192,17 @@ class ClusterReconciler:
         return False
 
     async def _drop_finalizer(self, cluster: Cluster) -> None:
-        for _ in range(WRITE_ATTEMPTS):
-            finalizers = [f for f in cluster.metadata.finalizers or ()
+        def change(current: Cluster) -> Cluster | None:
+            finalizers = [f for f in current.metadata.finalizers or ()
                           if f != constants.CLUSTER_CONTROLLER_FINALIZER]
-            if finalizers == list(cluster.metadata.finalizers or ()):
-                return
-            released = cluster.deep_copy()
+            if finalizers == list(current.metadata.finalizers or ()):
+                return None
+            released = current.deep_copy()
             released.metadata.finalizers = finalizers or None
-            try:
-                await self._ctx.client.update(released)
-                return
-            except errors.NotFound:
-                return
-            except errors.Conflict:
-                cluster = await self._ctx.client.get(Cluster, cluster.name)
-        raise errors.Conflict(f"cluster {cluster.name!r}: could not release its finalizer")
+            return released
+
+        with contextlib.suppress(errors.NotFound):
+            await write(self._ctx.client, cluster, change, attempts=WRITE_ATTEMPTS)
 
 
 class HeartbeatMonitor:
@@ -268,35 +258,37 @@ class HeartbeatMonitor:
     async def _check(self, cluster: Cluster) -> None:
         lease = self._leases.get(f"{constants.LEASE_NAMESPACE}/{cluster.name}")
         renew = None if lease is None else lease.spec.renew_time
-        current: Cluster | None = cluster
-        for attempt in range(MONITOR_TRIES):
-            if current is None:
-                try:
-                    current = await self._ctx.client.get(Cluster, cluster.name)
-                except errors.NotFound:
-                    self.forget(cluster.name)
-                    return
+
+        def step(current: Cluster) -> Step[Cluster, rules.MonitorResult]:
             result = rules.monitor(self._records.get(cluster.name), current, renew, self._ctx.clock.now(),
                                    self._graces)
             self._records[cluster.name] = result.record
             if result.ready is None or result.written is None:
-                return
+                return Step(None, result)
             status = current.status.model_copy(update={
                 "conditions": conditions.set_condition(current.status.conditions, result.ready,
                                                        self._ctx.clock.now())})
-            try:
-                written = await self._ctx.client.update_status(current.model_copy(update={"status": status}))
-            except errors.Conflict:
-                current = None
-                if attempt + 1 < MONITOR_TRIES:
-                    await self._ctx.clock.sleep(MONITOR_RETRY_PAUSE)
-                continue
-            self._records[cluster.name] = result.written
-            reason = result.ready.reason
-            await self._recorder.timeline(written, tl.CONDITION_CHANGED, f"Ready=Unknown ({reason})",
-                                          reason=reason)
-            await self._recorder.event(written, "Warning", result.ready.reason, result.ready.message)
+            return Step(current.model_copy(update={"status": status}), result)
+
+        try:
+            outcome = await write_planned(self._ctx.client, cluster, step, subresource="status",
+                                          attempts=MONITOR_TRIES, missing="none", pause=self._pause)
+        except errors.Conflict:
+            return  # the next pass tries again
+        if outcome is None:
+            self.forget(cluster.name)
             return
+        result, written = outcome.plan, outcome.stored
+        if written is None or result.ready is None or result.written is None:
+            return
+        self._records[cluster.name] = result.written
+        reason = result.ready.reason
+        await self._recorder.timeline(written, tl.CONDITION_CHANGED, f"Ready=Unknown ({reason})",
+                                      reason=reason)
+        await self._recorder.event(written, "Warning", result.ready.reason, result.ready.message)
+
+    async def _pause(self) -> None:
+        await self._ctx.clock.sleep(MONITOR_RETRY_PAUSE)
 
 
 def setup(mgr: Manager, ctx: Context) -> None:

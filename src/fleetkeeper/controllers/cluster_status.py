@@ -39,6 +39,7 @@ from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.meta import Condition
 from fleetkeeper.controllers import cluster_status_rules as rules
+from fleetkeeper.controllers.writes import Step, write_planned
 from fleetkeeper.members.interface import ClusterSummary, Member, bounded
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.informer import Informer
@@ -137,25 +138,24 @@ class ClusterStatusReconciler:
 
         Returns whether it wrote, and the Ready condition the write replaced."""
         client = self._ctx.client
+        now = self._ctx.clock.now
+
+        def change(current: Cluster) -> Step[Cluster, None]:
+            desired = rules.desired_status(current.status, ready, summary, now(), observed=observed)
+            return Step(None if desired == current.status else current.model_copy(update={"status": desired}),
+                        None)
+
         cluster = self._clusters.get(name)
-        for attempt in range(WRITE_ATTEMPTS):
-            if cluster is None or attempt:
-                try:
-                    cluster = await client.get(Cluster, name)
-                except errors.NotFound:
-                    return False, None
-            desired = rules.desired_status(cluster.status, ready, summary, self._ctx.clock.now(),
-                                           observed=observed)
-            if desired == cluster.status:
-                return False, None
-            try:
-                await client.update_status(cluster.model_copy(update={"status": desired}))
-            except errors.Conflict:
-                continue
-            except errors.NotFound:
-                return False, None
-            return True, conditions.get_condition(cluster.status.conditions, rules.READY)
-        raise errors.Conflict(f"cluster {name!r}: status kept changing under the writer")
+        try:
+            if cluster is None:
+                cluster = await client.get(Cluster, name)
+            written = await write_planned(client, cluster, change, subresource="status",
+                                          attempts=WRITE_ATTEMPTS)
+        except errors.NotFound:
+            return False, None
+        if written is None or written.stored is None:
+            return False, None
+        return True, conditions.get_condition(written.base.status.conditions, rules.READY)
 
     async def _record(self, cluster: Cluster, ready: Condition) -> None:
         text = rules.ready_text(ready)

@@ -5,8 +5,9 @@ tells them apart). A reconcile reads the binding, asks
 :func:`~fleetkeeper.controllers.eviction_rules.assess_tasks` what each task's verdict
 is, and — only when something changed — writes the kept tasks (plus, for a cleared
 task, the cluster put back into ``spec.clusters``) with optimistic concurrency; on a
-conflict it re-reads and assesses again, so a task another writer added meanwhile is
-never lost and values of one task never end up in another.
+conflict it re-reads and assesses again (:func:`~fleetkeeper.controllers.writes.write_planned`),
+so a task another writer added meanwhile is never lost and values of one task never end
+up in another.
 
 **When it runs.** Every add or change of a binding that has eviction tasks (status
 changes included: that is how it sees the replacement become Healthy), when a task's
@@ -37,6 +38,7 @@ from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBinding, template_stub
 from fleetkeeper.controllers import eviction_rules as rules
+from fleetkeeper.controllers.writes import Step, write_planned
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.controller import Controller
 from fleetkeeper.runtime.informer import Informer
@@ -76,29 +78,34 @@ class GracefulEvictionReconciler:
         return [Request(b.metadata.namespace or "", b.name) for b in found]
 
     async def reconcile(self, request: Request) -> Result:
-        current = self._cached(request)
-        for _ in range(WRITE_ATTEMPTS):
-            if current is None or current.metadata.deletion_timestamp is not None:
-                return Result()
-            if not current.spec.graceful_eviction_tasks:
-                return Result()
-            now = self._ctx.clock.now()
-            default_timeout = self._ctx.options.graceful_eviction_timeout
-            assessment = self._assess(current, now)
-            if not assessment.changed:
-                await self._explain(current, assessment)
-                return Result(requeue_after=rules.next_retry(assessment.kept, now, default_timeout))
-            spec = rules.apply_assessment(current.spec, assessment)
-            try:
-                written = await self._ctx.client.update(current.model_copy(update={"spec": spec}))
-            except errors.Conflict:
-                current = await self._fresh(request)
-                continue
-            except errors.NotFound:
-                return Result()
-            await self._record(written, assessment)
-            return Result(requeue_after=rules.next_retry(assessment.kept, now, default_timeout))
-        raise errors.Conflict(f"binding {request} kept changing under the graceful-eviction controller")
+        cached = self._cached(request)
+        if cached is None:
+            return Result()
+        try:
+            outcome = await write_planned(self._ctx.client, cached, self._plan, attempts=WRITE_ATTEMPTS,
+                                          missing="none")
+        except errors.NotFound:
+            return Result()
+        if outcome is None:
+            return Result()
+        assessment, now = outcome.plan
+        if outcome.stored is None:
+            await self._explain(outcome.base, assessment)
+        else:
+            await self._record(outcome.stored, assessment)
+        return Result(requeue_after=rules.next_retry(assessment.kept, now,
+                                                     self._ctx.options.graceful_eviction_timeout))
+
+    def _plan(self, current: Binding) -> Step[Binding, tuple[rules.Assessment, datetime]] | None:
+        """The kept tasks (and the clusters put back) of one version, None when it has no task."""
+        if current.metadata.deletion_timestamp is not None or not current.spec.graceful_eviction_tasks:
+            return None
+        now = self._ctx.clock.now()
+        assessment = self._assess(current, now)
+        if not assessment.changed:
+            return Step(None, (assessment, now))
+        spec = rules.apply_assessment(current.spec, assessment)
+        return Step(current.model_copy(update={"spec": spec}), (assessment, now))
 
     def _assess(self, binding: Binding, now: datetime) -> rules.Assessment:
         try:
@@ -115,13 +122,6 @@ class GracefulEvictionReconciler:
         if request.namespace:
             return self._rbs.get(str(request))
         return self._crbs.get(request.name)
-
-    async def _fresh(self, request: Request) -> Binding | None:
-        model: type[Binding] = ResourceBinding if request.namespace else ClusterResourceBinding
-        try:
-            return await self._ctx.client.get(model, request.name, request.namespace)
-        except errors.NotFound:
-            return None
 
     # ---------------------------------------------------------------- recording
     async def _record(self, binding: Binding, assessment: rules.Assessment) -> None:

@@ -52,6 +52,7 @@ from fleetkeeper.api.core import Toleration
 from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBinding, template_stub
 from fleetkeeper.controllers import eviction_rules as evictions
 from fleetkeeper.controllers import taint_manager_rules as rules
+from fleetkeeper.controllers.writes import Step, write_planned
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.controller import Controller
 from fleetkeeper.runtime.informer import Informer
@@ -237,7 +238,7 @@ class TaintManager:
             return Result()  # resuming dispatch updates the binding, which wakes it again
         self._held.discard(request)
         if outcome.evict:
-            evicted = await self._write(binding, request, now)
+            evicted = await self._write(binding, now)
             pause = rules.pacing_delay(self._ctx.options.resource_eviction_rate)
             if evicted and pause:
                 await self._ctx.clock.sleep(pause)
@@ -253,47 +254,46 @@ class TaintManager:
                                       f"eviction from {names} waits: dispatching is suspended",
                                       reason="DispatchingSuspended")
 
-    async def _write(self, binding: Binding, request: Request, now: datetime) -> list[str]:
+    async def _write(self, binding: Binding, now: datetime) -> list[str]:
         """Remove the clusters to evict and add their tasks, conflict-safe; the clusters evicted."""
-        current: Binding | None = binding
-        for _ in range(WRITE_ATTEMPTS):
-            if current is None or current.metadata.deletion_timestamp is not None:
-                return []
-            outcome = rules.plan(_targets(current), self._clusters.get, self.tolerations(current), now)
-            if not outcome.evict:
-                return []
-            default_mode = self._ctx.options.no_execute_taint_eviction_purge_mode
-            mode = rules.purge_mode(current.spec.failover, default_mode)
-            options = evictions.TaskOptions(producer=constants.PRODUCER_TAINT_MANAGER,
-                                            reason=constants.EVICTION_REASON_TAINT_UNTOLERATED,
-                                            purge_mode=mode, creation_timestamp=now)
-            spec = current.spec
-            for name in outcome.evict:
-                spec = evictions.graceful_evict_cluster(spec, name, options)
-            try:
-                await self._ctx.client.update(current.model_copy(update={"spec": spec}))
-            except errors.Conflict:
-                current = await self._fresh(request)
-                continue
-            except errors.NotFound:
-                return []
-            except errors.ApiError:
-                for name in outcome.evict:
-                    await self._failed(current, name)
-                raise
-            reason = constants.EVICTION_REASON_TAINT_UNTOLERATED
-            for name in outcome.evict:
-                text = rules.eviction_text(name, reason, mode)
-                await self._recorder.timeline(current, tl.EVICTION_STARTED, text, reason=reason)
-            return outcome.evict
-        raise errors.Conflict(f"binding {request} kept changing under the taint-manager")
+        def step(current: Binding) -> Step[Binding, tuple[list[str], str]] | None:
+            return self._eviction(current, now)
 
-    async def _fresh(self, request: Request) -> Binding | None:
-        model: type[Binding] = ResourceBinding if request.namespace else ClusterResourceBinding
+        async def failed(current: Binding, planned: tuple[list[str], str], exc: errors.ApiError) -> None:
+            if not isinstance(exc, errors.NotFound):
+                for name in planned[0]:
+                    await self._failed(current, name)
+
         try:
-            return await self._ctx.client.get(model, request.name, request.namespace)
+            written = await write_planned(self._ctx.client, binding, step, attempts=WRITE_ATTEMPTS,
+                                          missing="none", on_error=failed)
         except errors.NotFound:
+            return []
+        if written is None:
+            return []
+        (evicted, mode), reason = written.plan, constants.EVICTION_REASON_TAINT_UNTOLERATED
+        for name in evicted:
+            text = rules.eviction_text(name, reason, mode)
+            await self._recorder.timeline(written.base, tl.EVICTION_STARTED, text, reason=reason)
+        return evicted
+
+    def _eviction(self, current: Binding, now: datetime) -> Step[Binding, tuple[list[str], str]] | None:
+        """The binding without the clusters to evict and with their tasks, and (those clusters,
+        the purge mode); None when nothing is to be evicted."""
+        if current.metadata.deletion_timestamp is not None:
             return None
+        outcome = rules.plan(_targets(current), self._clusters.get, self.tolerations(current), now)
+        if not outcome.evict:
+            return None
+        default_mode = self._ctx.options.no_execute_taint_eviction_purge_mode
+        mode = rules.purge_mode(current.spec.failover, default_mode)
+        options = evictions.TaskOptions(producer=constants.PRODUCER_TAINT_MANAGER,
+                                        reason=constants.EVICTION_REASON_TAINT_UNTOLERATED,
+                                        purge_mode=mode, creation_timestamp=now)
+        spec = current.spec
+        for name in outcome.evict:
+            spec = evictions.graceful_evict_cluster(spec, name, options)
+        return Step(current.model_copy(update={"spec": spec}), (outcome.evict, mode))
 
     async def _failed(self, binding: Binding, cluster: str) -> None:
         message = f"Evict from cluster {cluster} failed."

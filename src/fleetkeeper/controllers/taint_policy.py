@@ -24,6 +24,7 @@ from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.taintpolicy import ClusterTaintPolicy
 from fleetkeeper.controllers import taint_policy_rules as rules
+from fleetkeeper.controllers.writes import Step, write_planned
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.controller import Controller
 from fleetkeeper.runtime.informer import Informer
@@ -45,35 +46,33 @@ class TaintPolicyReconciler:
         self._recorder = ctx.recorder(NAME)
 
     async def reconcile(self, request: Request) -> Result:
-        current = self._clusters.get(request.name)
-        for _ in range(WRITE_ATTEMPTS):
-            if current is None or current.metadata.deletion_timestamp is not None:
-                return Result()
-            outcome = rules.apply_policies(current, self._policies.list(), self._ctx.clock.now())
-            if outcome.taints == list(current.spec.taints or ()):
-                return Result()
-            desired = current.deep_copy()
-            desired.spec.taints = outcome.taints or None
-            try:
-                written = await self._ctx.client.update(desired)
-            except errors.Conflict:
-                current = await self._fresh(request.name)
-                continue
-            except errors.NotFound:
-                return Result()
-            except errors.ApiError as exc:
-                await self._recorder.event(current, "Warning", constants.EVENT_TAINT_CLUSTER_FAILED,
-                                           f"Update Cluster({current.name}) with taints failed: {exc}")
-                raise
-            await self._record(written, outcome)
+        cached = self._clusters.get(request.name)
+        if cached is None:
             return Result()
-        raise errors.Conflict(f"cluster {request.name!r} kept changing under the taint-policy controller")
-
-    async def _fresh(self, name: str) -> Cluster | None:
         try:
-            return await self._ctx.client.get(Cluster, name)
+            written = await write_planned(self._ctx.client, cached, self._plan, attempts=WRITE_ATTEMPTS,
+                                          missing="none", on_error=self._failed)
         except errors.NotFound:
+            return Result()
+        if written is not None and written.stored is not None:
+            await self._record(written.stored, written.plan)
+        return Result()
+
+    def _plan(self, current: Cluster) -> Step[Cluster, rules.Outcome] | None:
+        """The cluster with the taints the policies call for; None when it already has them."""
+        if current.metadata.deletion_timestamp is not None:
             return None
+        outcome = rules.apply_policies(current, self._policies.list(), self._ctx.clock.now())
+        if outcome.taints == list(current.spec.taints or ()):
+            return None
+        desired = current.deep_copy()
+        desired.spec.taints = outcome.taints or None
+        return Step(desired, outcome)
+
+    async def _failed(self, current: Cluster, outcome: rules.Outcome, exc: errors.ApiError) -> None:
+        if not isinstance(exc, errors.NotFound):
+            await self._recorder.event(current, "Warning", constants.EVENT_TAINT_CLUSTER_FAILED,
+                                       f"Update Cluster({current.name}) with taints failed: {exc}")
 
     async def _record(self, cluster: Cluster, outcome: rules.Outcome) -> None:
         message = rules.taints_message(cluster.spec.taints)
