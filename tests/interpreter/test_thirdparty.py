@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 import yaml
 
+from fleetkeeper.api.quantity import Quantity
 from fleetkeeper.interpreter import Interpreter, Operation
-from fleetkeeper.interpreter.quantity import Quantity
 
 from .conftest import FixedClock
 

@@ -18,7 +18,8 @@ Modules: :mod:`.core` (façade), :mod:`.aio` (the operations awaited), :mod:`.la
 a Lua runtime per customization), :mod:`.operation` (names), :mod:`.customization` (merging RICs),
 :mod:`.declarative` (script conventions), :mod:`.lua` (the sandbox, the only lupa importer),
 :mod:`.convert` (empty-table repair), :mod:`.kube` (the ``kube`` Lua library),
-:mod:`.quantity` (Kubernetes quantities), :mod:`.native` (built-in rules), :mod:`.fields`.
+:mod:`.native` (built-in rules), :mod:`.fields`; Kubernetes quantities are
+:mod:`fleetkeeper.api.quantity`'s.
 """
 
 from fleetkeeper.interpreter.aio import AsyncInterpreter
@@ -27,9 +28,8 @@ from fleetkeeper.interpreter.customization import Customization, InvalidCustomiz
 from fleetkeeper.interpreter.lanes import Busy
 from fleetkeeper.interpreter.lua import Limits
 from fleetkeeper.interpreter.operation import Operation
-from fleetkeeper.interpreter.quantity import Quantity
 
 __all__ = [
     "AsyncInterpreter", "Busy", "Customization", "Interpreter", "InvalidCustomization", "Limits", "Operation",
-    "Quantity", "Script", "conflicts",
+    "Script", "conflicts",
 ]

@@ -28,11 +28,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fleetkeeper import errors
+from fleetkeeper.api.quantity import QuantityError, canonical
 from fleetkeeper.interpreter.convert import fix_empty_tables
 from fleetkeeper.interpreter.customization import Script
 from fleetkeeper.interpreter.lua import LuaSandbox, LuaValue
 from fleetkeeper.interpreter.native.dependencies import verify
-from fleetkeeper.interpreter.quantity import QuantityError, canonical
 
 Obj = dict[str, Any]
 

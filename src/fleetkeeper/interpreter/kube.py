@@ -21,10 +21,10 @@ from fractions import Fraction
 from typing import Any
 
 from fleetkeeper import errors
+from fleetkeeper.api.quantity import Quantity, QuantityError
 from fleetkeeper.interpreter.convert import fix_empty_tables
 from fleetkeeper.interpreter.native.dependencies import pod_dependencies
 from fleetkeeper.interpreter.native.requirements import replica_requirements
-from fleetkeeper.interpreter.quantity import Quantity, QuantityError
 
 
 def _quantity(value: object, position: int) -> Quantity:

@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from fleetkeeper import errors
+from fleetkeeper.api.quantity import Format, Quantity, QuantityError
 from fleetkeeper.interpreter import fields
-from fleetkeeper.interpreter.quantity import Format, Quantity, QuantityError
 
 Obj = dict[str, Any]
 

@@ -1,25 +1,24 @@
 """Resource arithmetic for the simulated scheduler: milli-units in, canonical strings out.
 
-Parsing is :func:`fleetkeeper.api.quantity.parse_quantity` (every form Kubernetes
-accepts: ``500m``, ``2Gi``, ``1.5``, ``3k``, ``1e3``). Here values become integers in
-*milli-units* (Kubernetes' ``MilliValue``, rounding a finer value up), so sums are exact
-and a scheduling decision is integer comparison. ``format_milli`` prints a sum back in
-the canonical form Kubernetes would (``"24"``, ``"500m"``, ``"96Gi"``, ``"3k"``): binary
+Quantities are :mod:`fleetkeeper.api.quantity`'s (every form Kubernetes accepts: ``500m``,
+``2Gi``, ``1.5``, ``3k``, ``1e3``). Here values become integers in *milli-units*
+(Kubernetes' ``MilliValue``, rounding a finer value up), so sums are exact and a
+scheduling decision is integer comparison. ``format_milli`` prints a sum back in the
+canonical form Kubernetes would (``"24"``, ``"500m"``, ``"96Gi"``, ``"3k"``): binary
 suffixes for byte amounts (memory, storage) of at least 1Ki, decimal ones otherwise.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping
 
-from fleetkeeper.api.quantity import parse_quantity
+from fleetkeeper.api.quantity import Format, Quantity, parse_quantity
 
 #: ``resource name → milli-units``; what the scheduler and the summaries add up.
 MilliList = dict[str, int]
 
-_DECIMAL_SUFFIX = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
-_BINARY_SUFFIX = (("Ei", 60), ("Pi", 50), ("Ti", 40), ("Gi", 30), ("Mi", 20), ("Ki", 10))
 _BYTE_RESOURCES = ("memory", "ephemeral-storage", "storage")
 
 
@@ -57,27 +56,10 @@ def is_byte_resource(name: str) -> bool:
     return name in _BYTE_RESOURCES or name.startswith("hugepages-")
 
 
+@functools.lru_cache(maxsize=4096)
 def format_milli(milli: int, *, binary: bool = False) -> str:
-    """The canonical quantity string of a milli-unit amount."""
-    if milli % 1000:
-        return _with_decimal_suffix(milli, -3)
-    value = milli // 1000
-    if binary and abs(value) >= 1024:  # below 1Ki Kubernetes prints byte amounts in decimal form
-        for suffix, power in _BINARY_SUFFIX:
-            if value % (2 ** power) == 0:
-                return f"{value // 2 ** power}{suffix}"
-        return str(value)
-    return _with_decimal_suffix(value, 0)
-
-
-def _with_decimal_suffix(value: int, exponent: int) -> str:
-    """Print ``value × 10^exponent`` with the largest SI suffix that keeps it an integer."""
-    if value == 0:
-        return "0"
-    while value % 1000 == 0 and exponent < 18:
-        value //= 1000
-        exponent += 3
-    return f"{value}{_DECIMAL_SUFFIX[exponent]}"
+    """The canonical quantity string of a milli-unit amount (binary suffixes for byte amounts)."""
+    return str(Quantity.from_milli(milli, Format.BINARY_SI if binary else Format.DECIMAL_SI))
 
 
 def format_list(resources: Mapping[str, int]) -> dict[str, str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fleetkeeper.interpreter.quantity import Format, Quantity, QuantityError
+from fleetkeeper.api.quantity import Format, Quantity, QuantityError
 
 
 @pytest.mark.parametrize(
