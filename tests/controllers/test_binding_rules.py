@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -130,12 +131,13 @@ def test_the_manifest_carries_karmadas_managed_metadata() -> None:
 
 
 def test_a_work_is_created_with_the_execution_finalizer_and_explicit_flags() -> None:
-    options: dict[str, Any] = {
-        "name": "nginx-687f7fb96f", "cluster": "m1", "manifest": {"kind": "Deployment"},
-        "id_label": constants.RB_PERMANENT_ID_LABEL, "binding_permanent_id": "rb-id", "work_id": "w-id",
-        "references": {constants.RB_NAME_ANNOTATION: "nginx-deployment"}, "conflict": "abort",
-        "suspend": False, "preserve": False}
-    created = rules.desired_work(current=None, **options)
+    plan = rules.WorkPlan(
+        name="nginx-687f7fb96f", cluster="m1", manifest={"kind": "Deployment"},
+        id_label=constants.RB_PERMANENT_ID_LABEL, binding_permanent_id="rb-id", work_id="w-id",
+        references={constants.RB_NAME_ANNOTATION: "nginx-deployment"}, conflict="abort",
+        suspend=False, preserve=False)
+    assert plan.key == "karmada-es-m1/nginx-687f7fb96f"
+    created = rules.desired_work(plan, None)
     assert (created.namespace, created.name) == ("karmada-es-m1", "nginx-687f7fb96f")
     assert created.metadata.finalizers == [constants.EXECUTION_CONTROLLER_FINALIZER]
     assert created.spec.suspend_dispatching is False and created.spec.preserve_resources_on_deletion is False
@@ -143,8 +145,8 @@ def test_a_work_is_created_with_the_execution_finalizer_and_explicit_flags() -> 
                                 constants.WORK_PERMANENT_ID_LABEL: "w-id"}
     current = created.model_copy(deep=True)
     current.metadata.labels = {**current.labels(), "added-by": "someone"}
-    assert not rules.work_differs(current, rules.desired_work(current=current, **options))
-    suspended = rules.desired_work(current=current, **{**options, "suspend": True})
+    assert not rules.work_differs(current, rules.desired_work(plan, current))
+    suspended = rules.desired_work(dataclasses.replace(plan, suspend=True), current)
     assert rules.work_differs(current, suspended) and suspended.labels()["added-by"] == "someone"
 
 

@@ -273,17 +273,16 @@ class BindingController:
         overridden: list[tuple[str, str]] = []
         desired = await self._desired_works(binding, template)
         async with batch(self._ctx.client):
-            for options, titles in desired:
-                cluster = options["cluster"]
+            for plan, titles in desired:
+                cluster = plan.cluster
                 if self._terminating(cluster):
                     continue  # written once the namespace has gone (its Works go with it)
-                key = f"{constants.execution_namespace(cluster)}/{options['name']}"
-                outcome = await self._write_work(by_key.get(key), options)
-                if outcome == "created":
+                outcome = await self._write_work(by_key.get(plan.key), plan)
+                if outcome is rules.WorkWrite.CREATED:
                     created.append(cluster)
-                elif outcome == "updated":
+                elif outcome is rules.WorkWrite.UPDATED:
                     updated.append(cluster)
-                if outcome != "unchanged":
+                if outcome is not rules.WorkWrite.UNCHANGED:
                     overridden.extend((cluster, title) for title in titles)
         return created, updated, overridden
 
@@ -330,9 +329,8 @@ class BindingController:
         return out
 
     async def _desired_works(self, binding: Binding, template: Resource
-                             ) -> list[tuple[dict[str, Any], list[str]]]:
-        """The arguments of :func:`binding_rules.desired_work` for every target cluster, with
-        the titles of the override policies applied."""
+                             ) -> list[tuple[rules.WorkPlan, list[str]]]:
+        """The Work plan of every target cluster, with the titles of the override policies applied."""
         spec, resource = binding.spec, binding.spec.resource
         namespaced = not b.is_cluster_scoped(binding)
         name = constants.work_name(resource.kind, resource.name, resource.namespace or "")
@@ -347,35 +345,34 @@ class BindingController:
                 manifest, id_label=id_label, binding_permanent_id=ident, work_id=work_id, work_name=name,
                 work_namespace=constants.execution_namespace(cluster), template_uid=uid,
                 template_generation=generation, references=references, conflict=conflict)
-            out.append(({
-                "name": name, "cluster": cluster, "manifest": rendered, "id_label": id_label,
-                "binding_permanent_id": ident, "work_id": work_id, "references": references,
-                "conflict": conflict, "suspend": rules.dispatch_suspended(spec.suspension, cluster),
-                "preserve": bool(spec.preserve_resources_on_deletion), "overrides": applied}, titles))
+            out.append((rules.WorkPlan(
+                name=name, cluster=cluster, manifest=rendered, id_label=id_label, binding_permanent_id=ident,
+                work_id=work_id, references=references, conflict=conflict,
+                suspend=rules.dispatch_suspended(spec.suspension, cluster),
+                preserve=bool(spec.preserve_resources_on_deletion), overrides=applied), titles))
         return out
 
-    async def _write_work(self, current: Work | None, options: dict[str, Any]) -> str:
+    async def _write_work(self, current: Work | None, plan: rules.WorkPlan) -> rules.WorkWrite:
         client = self._ctx.client
         if current is None:
             try:
-                await client.create(rules.desired_work(current=None, **options))
-                return "created"
+                await client.create(rules.desired_work(plan, None))
+                return rules.WorkWrite.CREATED
             except errors.AlreadyExists:
-                namespace = constants.execution_namespace(options["cluster"])
-                current = await client.get(Work, options["name"], namespace)
+                current = await client.get(Work, plan.name, constants.execution_namespace(plan.cluster))
         if current.metadata.deletion_timestamp is not None:
             raise errors.Conflict(f"Work {current.key} is being deleted; it is written again once it is gone")
 
         def change(work: Work) -> Work | None:
-            desired = rules.desired_work(current=work, **options)
+            desired = rules.desired_work(plan, work)
             return desired if rules.work_differs(work, desired) else None
 
         written = await write(client, current, change)
         if written is None:
-            return "unchanged"
+            return rules.WorkWrite.UNCHANGED
         if written.metadata.resource_version:
             self._wrote[written.key] = written.metadata.resource_version
-        return "updated"
+        return rules.WorkWrite.UPDATED
 
     # ---------------------------------------------------------------- deletion
     async def _delete_works(self, binding: Binding, works: list[Work], why: str, *, report: bool) -> None:

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from fleetkeeper.api import constants
@@ -190,18 +192,51 @@ def render_manifest(manifest: Obj, *, id_label: str, binding_permanent_id: str, 
 APPLIED_OVERRIDES = (constants.APPLIED_CLUSTER_OVERRIDES_ANNOTATION, constants.APPLIED_OVERRIDES_ANNOTATION)
 
 
-def desired_work(*, name: str, cluster: str, manifest: Obj, id_label: str, binding_permanent_id: str,
-                 work_id: str, references: Mapping[str, str], conflict: str, suspend: bool, preserve: bool,
-                 current: Work | None, overrides: Mapping[str, str] | None = None) -> Work:
-    """The Work for one cluster; ``current``'s foreign labels, annotations and finalizers are
-    kept (the applied-overrides annotations are ``overrides``', present only when something applied)."""
-    labels = {id_label: binding_permanent_id, constants.WORK_PERMANENT_ID_LABEL: work_id}
-    annotations = {**references, constants.CONFLICT_RESOLUTION_ANNOTATION: conflict, **(overrides or {})}
-    spec = WorkSpec(workload=WorkloadTemplate(manifests=[manifest]), suspend_dispatching=suspend,
-                    preserve_resources_on_deletion=preserve)
+@dataclass(frozen=True, slots=True)
+class WorkPlan:
+    """What the Work of one target cluster is made of: its name, the rendered manifest, the
+    binding's and its own permanent ids, the references back to the binding, the conflict
+    resolution, the dispatch flags, and the applied-overrides annotations (empty when no
+    override applied)."""
+
+    name: str
+    cluster: str
+    manifest: Obj
+    id_label: str
+    binding_permanent_id: str
+    work_id: str
+    references: Mapping[str, str]
+    conflict: str
+    suspend: bool
+    preserve: bool
+    overrides: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """The Work's ``namespace/name`` (its namespace is the cluster's execution space)."""
+        return f"{constants.execution_namespace(self.cluster)}/{self.name}"
+
+
+class WorkWrite(StrEnum):
+    """What writing a planned Work did."""
+
+    CREATED = "created"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+
+
+def desired_work(plan: WorkPlan, current: Work | None) -> Work:
+    """The Work ``plan`` describes; ``current``'s foreign labels, annotations and finalizers are
+    kept (the applied-overrides annotations are the plan's, present only when something applied)."""
+    labels = {plan.id_label: plan.binding_permanent_id, constants.WORK_PERMANENT_ID_LABEL: plan.work_id}
+    annotations = {**plan.references, constants.CONFLICT_RESOLUTION_ANNOTATION: plan.conflict,
+                   **plan.overrides}
+    spec = WorkSpec(workload=WorkloadTemplate(manifests=[plan.manifest]), suspend_dispatching=plan.suspend,
+                    preserve_resources_on_deletion=plan.preserve)
     if current is None:
-        meta = ObjectMeta(name=name, namespace=constants.execution_namespace(cluster), labels=labels,
-                          annotations=annotations, finalizers=[constants.EXECUTION_CONTROLLER_FINALIZER])
+        meta = ObjectMeta(name=plan.name, namespace=constants.execution_namespace(plan.cluster),
+                          labels=labels, annotations=annotations,
+                          finalizers=[constants.EXECUTION_CONTROLLER_FINALIZER])
         return Work(metadata=meta, spec=spec)
     finalizers = list(current.metadata.finalizers or ())
     if constants.EXECUTION_CONTROLLER_FINALIZER not in finalizers:
@@ -228,8 +263,8 @@ def deleted_message(works: Sequence[Work], why: str) -> str:
 
 
 __all__ = [
-    "APPLIED_OVERRIDES", "DIRECTLY_REQUEUE_SECONDS", "conflict_resolution", "created_message",
-    "deleted_message", "desired_work",
+    "APPLIED_OVERRIDES", "DIRECTLY_REQUEUE_SECONDS", "WorkPlan", "WorkWrite", "conflict_resolution",
+    "created_message", "deleted_message", "desired_work",
     "directly_clusters", "dispatch_suspended", "divide_completions", "existing_clusters", "is_workload",
     "job_completions", "managed_keys", "orphan_works", "render_manifest", "target_clusters",
     "with_completions", "work_differs", "work_permanent_id", "works_in",
