@@ -208,8 +208,8 @@ def view(
     last: float | None = 0.0,
     assigned: dict[str, int] | None = None,
     reported: dict[str, int | None] | None = None,
-) -> rules.BindingView:
-    return rules.BindingView(
+) -> rules.EvictionView:
+    return rules.EvictionView(
         targets=tuple(targets),
         has_scheduled=scheduled,
         health=health or {},
@@ -403,7 +403,7 @@ ASSESS = [
 @pytest.mark.parametrize(
     ("t", "v", "recovered", "verdict"), [c[1:] for c in ASSESS], ids=[c[0] for c in ASSESS]
 )
-def test_assess_task(t: GracefulEvictionTask, v: rules.BindingView, recovered: bool, verdict: str) -> None:
+def test_assess_task(t: GracefulEvictionTask, v: rules.EvictionView, recovered: bool, verdict: str) -> None:
     got = rules.assess_task(t, v, recovered=recovered, now=NOW, default_timeout=600)
     assert got.verdict == verdict, got.why
 

@@ -157,8 +157,8 @@ Verdict = Literal["stamp", "keep", "drop", "clear", "block"]
 
 
 @dataclass(frozen=True, slots=True)
-class BindingView:
-    """What the assessment reads of a binding."""
+class EvictionView:
+    """A binding as the task assessment sees it (what it reads of spec and status)."""
 
     targets: tuple[str, ...]
     has_scheduled: bool
@@ -177,10 +177,10 @@ def _reported_replicas(status: Mapping[str, object] | None) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def view_of(spec: ResourceBindingSpec, status: ResourceBindingStatus, generation: int | None) -> BindingView:
+def view_of(spec: ResourceBindingSpec, status: ResourceBindingStatus, generation: int | None) -> EvictionView:
     items = status.aggregated_status or ()
     scheduled = conditions.get_condition(status.conditions, constants.COND_SCHEDULED)
-    return BindingView(
+    return EvictionView(
         targets=tuple(t.name for t in spec.clusters or ()),
         has_scheduled=status.scheduler_observed_generation == (generation or 0),
         health={i.cluster_name: i.health for i in items},
@@ -210,7 +210,7 @@ def timeout_of(task: GracefulEvictionTask, default_timeout: float) -> float:
     return float(task.grace_period_seconds) if task.grace_period_seconds is not None else default_timeout
 
 
-def _moved(task: GracefulEvictionTask, view: BindingView) -> bool:
+def _moved(task: GracefulEvictionTask, view: EvictionView) -> bool:
     """Whether a successful schedule has placed the workload since the eviction."""
     if view.scheduled_status != "True" or not view.targets:
         return False
@@ -218,7 +218,7 @@ def _moved(task: GracefulEvictionTask, view: BindingView) -> bool:
     return last is not None and created is not None and last >= created
 
 
-def _healthy(view: BindingView, name: str) -> bool:
+def _healthy(view: EvictionView, name: str) -> bool:
     """Healthy, and (for kinds that report replicas) at the replicas scheduled there — a
     verdict reported before the reschedule reached the member does not count."""
     if view.health.get(name) != constants.HEALTHY:
@@ -227,13 +227,13 @@ def _healthy(view: BindingView, name: str) -> bool:
     return assigned <= 0 or reported is None or reported == assigned
 
 
-def _all_healthy(view: BindingView, *, vacuous: bool) -> bool:
+def _all_healthy(view: EvictionView, *, vacuous: bool) -> bool:
     if not view.has_scheduled or (not view.targets and not vacuous):
         return False
     return all(_healthy(view, name) for name in view.targets)
 
 
-def _holds_its_share(view: BindingView, name: str) -> bool:
+def _holds_its_share(view: EvictionView, name: str) -> bool:
     """The target's Work is applied and (for kinds that report replicas) the member runs the
     replicas scheduled there now — an ``applied`` left from an earlier dispatch, or a Work whose
     dispatch is suspended, still shows the old share."""
@@ -243,7 +243,7 @@ def _holds_its_share(view: BindingView, name: str) -> bool:
     return assigned <= 0 or reported is None or reported == assigned
 
 
-def _expired_verdict(task: GracefulEvictionTask, view: BindingView, timeout: float) -> TaskVerdict:
+def _expired_verdict(task: GracefulEvictionTask, view: EvictionView, timeout: float) -> TaskVerdict:
     elapsed = f"grace period of {timeout:g}s elapsed"
     if task.purge_mode == constants.PURGE_DIRECTLY:
         return TaskVerdict(task, "drop", f"{elapsed} (purge mode Directly)")
@@ -259,7 +259,7 @@ def _expired_verdict(task: GracefulEvictionTask, view: BindingView, timeout: flo
     return TaskVerdict(task, "drop", f"{elapsed}; replacement dispatched to {', '.join(others)}")
 
 
-def assess_task(task: GracefulEvictionTask, view: BindingView, *, recovered: bool, now: datetime,
+def assess_task(task: GracefulEvictionTask, view: EvictionView, *, recovered: bool, now: datetime,
                 default_timeout: float) -> TaskVerdict:
     """The verdict for one task (see the module notes for the order of the rules)."""
     if task.creation_timestamp is None:
@@ -295,7 +295,7 @@ class Assessment:
         return [v for v in self.verdicts if v.verdict in verdicts]
 
 
-def assess_tasks(spec: ResourceBindingSpec, view: BindingView, *, recovered: Iterable[str], now: datetime,
+def assess_tasks(spec: ResourceBindingSpec, view: EvictionView, *, recovered: Iterable[str], now: datetime,
                  default_timeout: float) -> Assessment:
     """Every task's verdict, the tasks to keep and the targets to restore."""
     back = frozenset(recovered)
@@ -330,7 +330,7 @@ def next_retry(kept: Iterable[GracefulEvictionTask], now: datetime, default_time
 
 
 __all__ = [
-    "Assessment", "BindingView", "TaskOptions", "TaskVerdict", "Verdict", "applied_tolerations",
+    "Assessment", "EvictionView", "TaskOptions", "TaskVerdict", "Verdict", "applied_tolerations",
     "apply_assessment", "assess_task", "assess_tasks", "assigned_replicas", "cluster_in_tasks",
     "directly_clusters", "existing_clusters", "graceful_evict_cluster", "next_retry", "source_recovered",
     "target_contains", "timeout_of", "view_of",
