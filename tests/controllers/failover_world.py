@@ -22,10 +22,13 @@ from fleetkeeper.api.core import Event
 from fleetkeeper.api.meta import Condition
 from fleetkeeper.client.local import LocalClient
 from fleetkeeper.clock import VirtualClock
-from fleetkeeper.cmd.app import ControlPlane, Setup
+from fleetkeeper.cmd.app import ControlPlane
 from fleetkeeper.members.simulated import SimulatedCluster, SimulatedFleet
 from fleetkeeper.options import Options
 from fleetkeeper.runtime.context import Scope
+from fleetkeeper.runtime.gcpause import Collector
+from fleetkeeper.runtime.spec import ControllerSpec
+from fleetkeeper.scheduler import controller as scheduler
 from fleetkeeper.store import open_store
 from fleetkeeper.store.interface import StoreProtocol
 
@@ -53,21 +56,23 @@ class World:
     fleet: SimulatedFleet
     options: Options
     planes: list[tuple[ControlPlane, asyncio.Task[None]]] = field(default_factory=list)
+    #: the process's collector, shared by every plane started (as in a simulation)
+    collector: Collector = field(default_factory=Collector)
 
     def __post_init__(self) -> None:
         self.client = LocalClient(self.store, admission=admit, clock=self.clock)
 
     def start(
-        self, setups: Sequence[Setup], *, scope: Scope | None = None, with_scheduler: bool = False
+        self, specs: Sequence[ControllerSpec], *, scope: Scope | None = None, with_scheduler: bool = False
     ) -> ControlPlane:
         plane = ControlPlane(
             store=self.store,
             clock=self.clock,
             members=self.fleet,
             options=self.options,
-            setups=list(setups),
+            specs=[*specs, scheduler.SPEC] if with_scheduler else list(specs),
             scope=scope or Scope(),
-            with_scheduler=with_scheduler,
+            collector=self.collector,
         )
         task = asyncio.get_running_loop().create_task(plane.run())
         self.planes.append((plane, task))

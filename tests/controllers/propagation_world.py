@@ -22,7 +22,7 @@ from fleetkeeper.api.cluster import Cluster, ClusterStatus
 from fleetkeeper.api.meta import Condition, Resource
 from fleetkeeper.api.scheme import SCHEME
 from fleetkeeper.clock import VirtualClock
-from fleetkeeper.cmd.app import ControlPlane, Setup
+from fleetkeeper.cmd.app import ControlPlane
 from fleetkeeper.controllers import (
     binding,
     binding_status,
@@ -36,13 +36,15 @@ from fleetkeeper.controllers import (
 from fleetkeeper.members.interface import Member, ObjectRef
 from fleetkeeper.members.simulated import SimulatedCluster, SimulatedFleet
 from fleetkeeper.options import Options
+from fleetkeeper.runtime.spec import ControllerSpec
+from fleetkeeper.scheduler import controller as scheduler
 from fleetkeeper.store import open_store
 
 T = TypeVar("T")
 
-PIPELINE: tuple[Setup, ...] = (
-    customizations.setup, policy_ids.setup, detector.setup, binding.setup, execution.setup,
-    work_status.setup, binding_status.setup, dependencies.setup,
+PIPELINE: tuple[ControllerSpec, ...] = (
+    customizations.SPEC, policy_ids.SPEC, detector.SPEC, binding.SPEC, execution.SPEC,
+    work_status.SPEC, binding_status.SPEC, dependencies.SPEC,
 )
 
 
@@ -143,17 +145,17 @@ async def add_cluster(client: Any, member: SimulatedCluster, *, ready: bool = Tr
 
 @asynccontextmanager
 async def running(clock: VirtualClock, *clusters: str, store_url: str = "memory://",
-                  options: Options | None = None, setups: Sequence[Setup] = PIPELINE,
+                  options: Options | None = None, specs: Sequence[ControllerSpec] = PIPELINE,
                   pod_startup: float = 1.0, before_start: Callable[[Any], Awaitable[None]] | None = None,
                   ) -> AsyncIterator[World]:
-    """A started control plane with the propagation pipeline over ``clusters``."""
+    """A started control plane over ``clusters``: the propagation pipeline (``specs``) and the scheduler."""
     store = open_store(store_url, clock=clock)
     fleet = SimulatedFleet(clock)
     for name in clusters:
         fleet.add(name, pod_startup=pod_startup)
     plane = ControlPlane(store=store, clock=clock, members=FleetPool(fleet),
                          options=options or Options(leader_elect=False),
-                         setups=setups)
+                         specs=[*specs, scheduler.SPEC])
     for name in clusters:
         await add_cluster(plane.client, fleet[name])
     if before_start is not None:

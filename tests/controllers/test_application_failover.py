@@ -38,7 +38,7 @@ def run(body: Callable[[World], Awaitable[None]]) -> None:
 
     async def main() -> None:
         world = await make_world(clock, ("member1", "member2", "member3"))
-        plane = world.start([application_failover.setup])
+        plane = world.start([application_failover.SPEC])
         assert plane.interpreter is not None
         plane.interpreter.add_customization(TENANT_HEALTH)
         try:
@@ -309,14 +309,14 @@ def test_a_restarted_control_plane_evicts_at_the_original_deadline() -> None:
 
     async def main() -> None:
         world = await make_world(clock, ("member1", "member2"))
-        first = world.start([application_failover.setup])
+        first = world.start([application_failover.SPEC])
         try:
             rb = await create(world)
             await report(world, rb, {"member1": "Unhealthy", "member2": "Healthy"})
             await world.until(100)
             await world.stop(first)  # the controller's in-memory state is gone with it
             await world.until(150)
-            world.start([application_failover.setup])
+            world.start([application_failover.SPEC])
             await world.until(299.9)
             assert evicted(await get(world, rb)) == []
             await world.until(300)
@@ -332,7 +332,7 @@ def test_a_deadline_missed_while_the_control_plane_was_down_is_acted_on_at_start
 
     async def main() -> None:
         world = await make_world(clock, ("member1", "member2"))
-        first = world.start([application_failover.setup])
+        first = world.start([application_failover.SPEC])
         try:
             rb = await create(world)
             await report(world, rb, {"member1": "Unhealthy", "member2": "Healthy"})
@@ -340,7 +340,7 @@ def test_a_deadline_missed_while_the_control_plane_was_down_is_acted_on_at_start
             await world.stop(first)
             await world.until(400)
             assert evicted(await get(world, rb)) == []
-            world.start([application_failover.setup])
+            world.start([application_failover.SPEC])
             await world.settle()
             current = await get(world, rb)
             assert seconds(world, current) == 400.0

@@ -9,7 +9,6 @@ later — and the workload must land in member2.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from fleetkeeper import errors
@@ -18,7 +17,6 @@ from fleetkeeper.api.meta import Resource
 from fleetkeeper.api.policy import PropagationPolicy
 from fleetkeeper.api.work import ResourceBinding
 from fleetkeeper.clock import VirtualClock
-from fleetkeeper.cmd.app import Setup
 from fleetkeeper.controllers import (
     application_failover,
     binding,
@@ -31,27 +29,18 @@ from fleetkeeper.controllers import (
     policy_ids,
     work_status,
 )
-from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.manager import Manager
+from fleetkeeper.runtime.spec import ControllerSpec
+from fleetkeeper.scheduler import controller as scheduler
 
 from .failover_world import World, cluster_body, make_world
 
 TOLERATION = 120
 
 
-def scheduler_setup(mgr: Manager, ctx: Context) -> None:
-    module = importlib.import_module("fleetkeeper.scheduler.controller")
-    setup = getattr(module, "setup", None)
-    if setup is not None:
-        setup(mgr, ctx)
-    else:
-        mgr.add(module.new_controller(ctx.client, mgr.informers, clock=ctx.clock))
-
-
-CONTROL_PLANE: tuple[Setup, ...] = (
-    cluster.setup, cluster_status.setup, policy_ids.setup, detector.setup, binding.setup, execution.setup,
-    work_status.setup, binding_status.setup, graceful_eviction.setup, application_failover.setup,
-    scheduler_setup,
+CONTROL_PLANE: tuple[ControllerSpec, ...] = (
+    cluster.SPEC, cluster_status.SPEC, policy_ids.SPEC, detector.SPEC, binding.SPEC, execution.SPEC,
+    work_status.SPEC, binding_status.SPEC, graceful_eviction.SPEC, application_failover.SPEC,
+    scheduler.SPEC,
 )
 
 

@@ -47,7 +47,7 @@ async def set_ready(world: World, name: str, status: str, reason: str = "Test") 
 def test_a_new_cluster_gets_its_execution_space_finalizer_and_not_ready_taint() -> None:
     async def body(world: World) -> None:
         await world.client.create(cluster_body("member1"))
-        world.start([cluster.setup])
+        world.start([cluster.SPEC])
         await world.settle()
         ns = await world.client.get(Namespace, "karmada-es-member1")
         assert ns.labels() == {"karmada.io/system": "true",
@@ -85,7 +85,7 @@ def test_system_taints_follow_ready(sequence: list[str], expected: list[str]) ->
         await world.client.create(
             cluster_body("member1", taints=[{"key": "cluster.karmada.io/not-ready", "effect": "NoExecute"}])
         )
-        world.start([cluster.setup])
+        world.start([cluster.SPEC])
         await world.settle()
         for status in sequence:
             await set_ready(world, "member1", status)
@@ -98,7 +98,7 @@ def test_system_taints_follow_ready(sequence: list[str], expected: list[str]) ->
 def test_taint_changes_are_on_the_timeline() -> None:
     async def body(world: World) -> None:
         await world.client.create(cluster_body("member1"))
-        world.start([cluster.setup])
+        world.start([cluster.SPEC])
         await world.settle()
         await set_ready(world, "member1", "Unknown")
         await world.settle()
@@ -112,8 +112,8 @@ def test_taint_changes_are_on_the_timeline() -> None:
 def test_a_pull_cluster_whose_agent_dies_becomes_unknown_after_the_grace_period() -> None:
     async def body(world: World) -> None:
         await world.client.create(cluster_body("member3", mode="Pull"))
-        world.start([cluster.setup, namespaces.setup])
-        agent = world.start([cluster_status.setup, lease.setup], scope=Scope(agent_cluster="member3"))
+        world.start([cluster.SPEC, namespaces.SPEC])
+        agent = world.start([cluster_status.SPEC, lease.SPEC], scope=Scope(agent_cluster="member3"))
         await world.until(25)
         ready = await world.ready("member3")
         assert ready is not None and ready.status == "True"
@@ -135,7 +135,7 @@ def test_a_pull_cluster_whose_agent_dies_becomes_unknown_after_the_grace_period(
             e.message for e in await world.timeline("member3", tl.CONDITION_CHANGED)
         ]
         # the agent comes back: the lease and its status controller make it Ready again
-        world.start([cluster_status.setup, lease.setup], scope=Scope(agent_cluster="member3"))
+        world.start([cluster_status.SPEC, lease.SPEC], scope=Scope(agent_cluster="member3"))
         await world.until(72)
         ready = await world.ready("member3")
         assert ready is not None and ready.status == "True"
@@ -147,7 +147,7 @@ def test_a_pull_cluster_whose_agent_dies_becomes_unknown_after_the_grace_period(
 def test_a_pull_cluster_that_never_reports_gets_the_startup_grace() -> None:
     async def body(world: World) -> None:
         await world.client.create(cluster_body("member3", mode="Pull"))
-        world.start([cluster.setup, namespaces.setup])
+        world.start([cluster.SPEC, namespaces.SPEC])
         await world.until(59)
         assert await world.ready("member3") is None
         await world.until(66)
@@ -160,7 +160,7 @@ def test_a_pull_cluster_that_never_reports_gets_the_startup_grace() -> None:
 def test_push_clusters_never_become_unknown() -> None:
     async def body(world: World) -> None:
         await world.client.create(cluster_body("member1"))
-        world.start([cluster.setup])
+        world.start([cluster.SPEC])
         await set_ready(world, "member1", "True")
         await world.until(300)
         ready = await world.ready("member1")
@@ -198,7 +198,7 @@ def work_in(cluster_name: str, finalizers: list[str] | None = None) -> Work:
 def test_deleting_a_cluster_cleans_its_execution_space_then_waits_for_bindings() -> None:
     async def body(world: World) -> None:
         await world.client.create(cluster_body("member1"))
-        world.start([cluster.setup, namespaces.setup])  # the namespace cleanup lets the execution space go
+        world.start([cluster.SPEC, namespaces.SPEC])  # the namespace cleanup lets the execution space go
         await world.settle()
         await world.client.create(work_in("member1"))
         placed = await world.client.create(binding_on("member1"))
@@ -222,7 +222,7 @@ def test_deleting_a_cluster_cleans_its_execution_space_then_waits_for_bindings()
 def test_deleting_an_unready_pull_cluster_releases_its_works() -> None:
     async def body(world: World) -> None:
         await world.client.create(cluster_body("member3", mode="Pull"))
-        world.start([cluster.setup, namespaces.setup])
+        world.start([cluster.SPEC, namespaces.SPEC])
         await world.settle()
         await set_ready(world, "member3", "Unknown")
         await world.client.create(work_in("member3", ["karmada.io/execution-controller"]))
@@ -238,7 +238,7 @@ def test_deleting_an_unready_pull_cluster_releases_its_works() -> None:
 def test_a_deleted_execution_space_comes_back_once_the_old_one_is_gone() -> None:
     async def body(world: World) -> None:
         await world.client.create(cluster_body("member1"))
-        world.start([cluster.setup, namespaces.setup])
+        world.start([cluster.SPEC, namespaces.SPEC])
         await world.settle()
         first = await world.client.get(Namespace, "karmada-es-member1")
         await world.client.create(work_in("member1"))

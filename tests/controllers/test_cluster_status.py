@@ -16,7 +16,7 @@ from fleetkeeper.options import Options
 
 from .failover_world import World, cluster_body, make_world
 
-SETUPS = [cluster.setup, cluster_status.setup]
+SETUPS = [cluster.SPEC, cluster_status.SPEC]
 
 
 def run(

@@ -51,8 +51,8 @@ def test_a_cluster_scoped_custom_kind_propagates_without_an_api_server() -> None
         # a kind guessed before the CRD was known: namespaced, as every unknown kind is
         guessed = Unstructured.for_kind("infra.ctl.test.io/v1", "Rack")
         assert guessed.NAMESPACED
-        setups = (crds.setup, *PIPELINE)
-        async with running(clock, "member1", setups=setups, before_start=serve_racks) as world:
+        specs = (crds.SPEC, *PIPELINE)
+        async with running(clock, "member1", specs=specs, before_start=serve_racks) as world:
             info = SCHEME.by_group_kind(RACK)
             assert info is not None and not info.namespaced and info.plural == "racks"
             assert info.model is guessed and not guessed.NAMESPACED, "the guessed class took the CRD's scope"
@@ -89,7 +89,7 @@ async def propagate_a_rack(world: World) -> None:
 
 def test_a_crd_created_while_running_is_learned_and_one_deleted_forgotten() -> None:
     async def main(clock: VirtualClock) -> None:
-        async with running(clock, "member1", setups=(crds.setup,)) as world:
+        async with running(clock, "member1", specs=(crds.SPEC,)) as world:
             assert SCHEME.by_group_kind(RACK) is None
             await world.apply(rack_crd())
 

@@ -23,6 +23,7 @@ from fleetkeeper.options import Options
 from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.reconcile import Request
+from fleetkeeper.runtime.recorder import Sink
 
 from .failover_world import World, cluster_body, make_world
 
@@ -119,7 +120,7 @@ def tasks(binding: ResourceBinding) -> list[str]:
 def test_a_task_is_stamped_then_dropped_once_the_new_schedule_is_healthy() -> None:
     async def body(world: World) -> None:
         await world.client.create(evicted_binding({"member2": 3}))
-        world.start([graceful_eviction.setup])
+        world.start([graceful_eviction.SPEC])
         await world.until(5)
         stamped = (await rb(world)).spec.graceful_eviction_tasks or []
         assert stamped and stamped[0].creation_timestamp is not None
@@ -142,7 +143,7 @@ def test_a_task_is_stamped_then_dropped_once_the_new_schedule_is_healthy() -> No
 def test_a_task_is_never_dropped_while_the_workload_has_no_replacement() -> None:
     async def body(world: World) -> None:
         await world.client.create(evicted_binding({}))
-        world.start([graceful_eviction.setup])
+        world.start([graceful_eviction.SPEC])
         await world.settle()
         await report(world, health={}, schedule_ok=False)
         await world.until(3600)
@@ -158,7 +159,7 @@ def test_a_task_is_never_dropped_while_the_workload_has_no_replacement() -> None
 def test_at_the_timeout_a_dispatched_replacement_lets_the_task_go() -> None:
     async def body(world: World) -> None:
         await world.client.create(evicted_binding({"member2": 3}))
-        world.start([graceful_eviction.setup])
+        world.start([graceful_eviction.SPEC])
         await world.settle()
         await report(world, health={"member2": "Unhealthy"})
         await world.until(599)
@@ -177,7 +178,7 @@ def test_a_directly_task_times_out_even_without_a_replacement() -> None:
         await world.client.create(
             evicted_binding({}, task={"purgeMode": "Directly", "gracePeriodSeconds": 60})
         )
-        world.start([graceful_eviction.setup])
+        world.start([graceful_eviction.SPEC])
         await world.settle()
         await report(world, health={}, schedule_ok=False)
         await world.until(61)
@@ -189,7 +190,7 @@ def test_a_directly_task_times_out_even_without_a_replacement() -> None:
 def test_recovery_before_the_move_clears_the_task_and_restores_the_cluster() -> None:
     async def body(world: World) -> None:
         await world.client.create(evicted_binding({}, task={"replicas": 3}))
-        world.start([graceful_eviction.setup])
+        world.start([graceful_eviction.SPEC])
         await world.settle()
         await report(world, health={}, schedule_ok=False)
         await world.until(100)
@@ -209,7 +210,7 @@ def test_recovery_before_the_move_clears_the_task_and_restores_the_cluster() -> 
 def test_recovery_after_the_move_does_not_bring_the_workload_back() -> None:
     async def body(world: World) -> None:
         await world.client.create(evicted_binding({"member2": 3}))
-        world.start([graceful_eviction.setup])
+        world.start([graceful_eviction.SPEC])
         await world.until(1)
         await report(world, health={"member2": "Unhealthy"})
         await set_ready(world, "member1", "True")
@@ -225,7 +226,7 @@ def test_suppressed_tasks_wait_for_a_person() -> None:
         await world.client.create(
             evicted_binding({"member2": 3}, task={"suppressDeletion": True, "reason": "ApplicationFailure"})
         )
-        world.start([graceful_eviction.setup])
+        world.start([graceful_eviction.SPEC])
         await world.settle()
         await report(world, health={"member2": "Healthy"})
         await world.until(7200)
@@ -275,8 +276,10 @@ def test_a_stale_read_never_loses_a_task_another_writer_added() -> None:
             clock=clock,
             options=world.options,
             members=None,  # type: ignore[arg-type]
-            interpreter=None,
-        )  # type: ignore[arg-type]
+            interpreter=None,  # type: ignore[arg-type]
+            sink=Sink(world.client),
+            member_objects=None,  # type: ignore[arg-type]
+        )
         reconciler = graceful_eviction.GracefulEvictionReconciler(ctx, clusters, rbs, crbs)
         await reconciler.reconcile(Request("default", "web"))
         got = (await rb(world)).spec.graceful_eviction_tasks or []

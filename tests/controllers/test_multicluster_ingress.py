@@ -23,7 +23,7 @@ def run(body: Callable[[World], Awaitable[None]]) -> None:
         try:
             for name in ("member1", "member2", "member3"):
                 await world.client.create(cluster_body(name))
-            world.start([multicluster_ingress.setup])
+            world.start([multicluster_ingress.SPEC])
             await world.settle()
             await body(world)
         finally:

@@ -162,7 +162,7 @@ def in_world(body: Callable[[World], Awaitable[None]]) -> None:
 
 async def held_namespace(world: World, name: str) -> None:
     """Start the namespace cleanup; make namespace ``name`` with a ConfigMap its finalizer holds."""
-    world.start([namespaces.setup])
+    world.start([namespaces.SPEC])
     await world.client.create(Namespace.from_dict({"metadata": {"name": name}}))
     await world.client.create(ConfigMap.from_dict(
         {"metadata": {"name": "held", "namespace": name, "finalizers": ["example.com/hold"]}}))

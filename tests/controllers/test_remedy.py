@@ -27,7 +27,7 @@ def run(body: Callable[[World], Awaitable[None]]) -> None:
         try:
             await world.client.create(cluster_body("member1"))
             await world.client.create(cluster_body("member2"))
-            world.start([remedy.setup])
+            world.start([remedy.SPEC])
             await world.settle()
             await body(world)
         finally:

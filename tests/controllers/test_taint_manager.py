@@ -115,7 +115,7 @@ def test_an_untolerated_noexecute_taint_evicts_at_once_gracefully() -> None:
         await world.client.create(binding("web", {"member1": 1, "member2": 2}))
         await world.client.create(binding("ops", {"member1": 2}, cluster_scoped=True))
         await world.client.create(binding("elsewhere", {"member2": 3}))
-        world.start([taint_manager.setup])
+        world.start([taint_manager.SPEC])
         await world.until(10)
         await fail(world, "member1")
         await world.settle()
@@ -153,7 +153,7 @@ def test_a_toleration_with_seconds_evicts_exactly_at_its_deadline() -> None:
             }
         ]
         await world.client.create(binding("web", {"member1": 1, "member2": 2}, tolerations=tolerate))
-        world.start([taint_manager.setup])
+        world.start([taint_manager.SPEC])
         await world.until(10)
         await fail(world, "member1")
         tainted_at = world.clock.now()
@@ -176,7 +176,7 @@ def test_tolerating_forever_is_never_queued() -> None:
     async def body(world: World) -> None:
         tolerate = [{"key": "cluster.karmada.io/not-ready", "operator": "Exists", "effect": "NoExecute"}]
         await world.client.create(binding("web", {"member1": 1, "member2": 2}, tolerations=tolerate))
-        plane = world.start([taint_manager.setup])
+        plane = world.start([taint_manager.SPEC])
         await world.until(10)
         await fail(world, "member1")
         await world.settle()
@@ -210,7 +210,7 @@ def test_purge_mode_comes_from_the_binding_then_the_option() -> None:
             )
         )
         await world.client.create(binding("default", {"member1": 1, "member2": 1}))
-        world.start([taint_manager.setup])
+        world.start([taint_manager.SPEC])
         await world.settle()
         await fail(world, "member1")
         await world.settle()
@@ -224,7 +224,7 @@ def test_purge_mode_comes_from_the_binding_then_the_option() -> None:
 
 def test_a_binding_scheduled_onto_a_tainted_cluster_later_is_evicted_too() -> None:
     async def body(world: World) -> None:
-        world.start([taint_manager.setup])
+        world.start([taint_manager.SPEC])
         await fail(world, "member1")
         await world.settle()
         await world.client.create(binding("late", {"member1": 2}))
@@ -239,7 +239,7 @@ def test_a_binding_scheduled_onto_a_tainted_cluster_later_is_evicted_too() -> No
 def test_eviction_can_be_switched_off() -> None:
     async def body(world: World) -> None:
         await world.client.create(binding("web", {"member1": 1, "member2": 2}))
-        world.start([taint_manager.setup])
+        world.start([taint_manager.SPEC])
         await fail(world, "member1")
         await world.until(60)
         assert targets(await rb(world, "web")) == {"member1": 1, "member2": 2}
@@ -251,7 +251,7 @@ def test_the_circuit_breaker_pauses_evictions_during_a_partition() -> None:
     async def body(world: World) -> None:
         for i in range(3):
             await world.client.create(binding(f"web{i}", {f"member{i + 1}": 1, "member4": 1}))
-        world.start([taint_manager.setup])
+        world.start([taint_manager.SPEC])
         await world.settle()
         for name in ("member1", "member2", "member3"):
             await set_ready(world, name, "False")
@@ -279,7 +279,7 @@ def test_the_circuit_breaker_pauses_evictions_during_a_partition() -> None:
 def test_evictions_resume_when_the_partition_heals_but_the_cluster_stays_down() -> None:
     async def body(world: World) -> None:
         await world.client.create(binding("web", {"member1": 1, "member4": 1}))
-        world.start([taint_manager.setup])
+        world.start([taint_manager.SPEC])
         await world.settle()
         for name in ("member1", "member2", "member3"):
             await set_ready(world, name, "False")
@@ -301,7 +301,7 @@ def test_eviction_is_paced_by_the_eviction_rate() -> None:
     async def body(world: World) -> None:
         for i in range(6):
             await world.client.create(binding(f"web{i}", {"member1": 1, "member2": 1}))
-        world.start([taint_manager.setup])
+        world.start([taint_manager.SPEC])
         await world.until(10)
         await fail(world, "member1")
         await world.until(20)
@@ -349,7 +349,7 @@ def test_the_evictions_of_a_failed_cluster_go_highest_schedule_priority_first() 
             if priority is not None:
                 made.spec.schedule_priority = BindingSchedulePriority(priority=priority)
             await world.client.create(made)
-        world.start([taint_manager.setup])
+        world.start([taint_manager.SPEC])
         await world.until(10)
         await fail(world, "member1")
         await world.settle()

@@ -38,7 +38,7 @@ async def set_ready(world: World, name: str, status: str) -> None:
 
 def test_the_default_policy_is_installed_once_and_left_alone_after() -> None:
     async def body(world: World) -> None:
-        world.start([default_policy.setup])
+        world.start([default_policy.SPEC])
         await world.settle()
         installed = await world.client.get(ClusterTaintPolicy, "fleetkeeper-default-not-ready")
         edited = installed.deep_copy()
@@ -53,7 +53,7 @@ def test_the_default_policy_is_installed_once_and_left_alone_after() -> None:
 
 def test_the_default_policy_can_be_turned_off() -> None:
     async def body(world: World) -> None:
-        world.start([default_policy.setup])
+        world.start([default_policy.SPEC])
         await world.settle()
         assert not (await world.client.list(ClusterTaintPolicy)).items
 
@@ -64,7 +64,7 @@ def test_policy_taints_follow_conditions_beside_the_system_taints() -> None:
     async def body(world: World) -> None:
         await world.client.create(cluster_body("member1"))
         await world.client.create(cluster_body("member2"))
-        world.start([cluster.setup, taint_policy.setup, default_policy.setup])
+        world.start([cluster.SPEC, taint_policy.SPEC, default_policy.SPEC])
         await world.settle()
         await set_ready(world, "member1", "True")
         await set_ready(world, "member2", "True")
@@ -107,7 +107,7 @@ def test_a_new_policy_wakes_the_clusters_it_targets_and_deleting_it_keeps_its_ta
     async def body(world: World) -> None:
         await world.client.create(cluster_body("member1"))
         await world.client.create(cluster_body("member2"))
-        world.start([taint_policy.setup])
+        world.start([taint_policy.SPEC])
         await set_ready(world, "member1", "False")
         await set_ready(world, "member2", "False")
         await world.settle()

@@ -12,7 +12,6 @@ agent dies, a black-holed member, a workload with nowhere else to go, and a part
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -25,7 +24,6 @@ from fleetkeeper.api.builtin import Deployment
 from fleetkeeper.api.policy import PropagationPolicy, Suspension
 from fleetkeeper.api.work import ResourceBinding, Work
 from fleetkeeper.clock import VirtualClock
-from fleetkeeper.cmd.app import Setup
 from fleetkeeper.controllers import (
     binding,
     binding_status,
@@ -41,37 +39,29 @@ from fleetkeeper.controllers import (
     work_status,
 )
 from fleetkeeper.options import Options
-from fleetkeeper.runtime.context import Context, Scope
-from fleetkeeper.runtime.manager import Manager
+from fleetkeeper.runtime.context import Scope
+from fleetkeeper.runtime.spec import ControllerSpec
+from fleetkeeper.scheduler import controller as scheduler
 
 T = TypeVar("T")
 
-FAILOVER: tuple[Setup, ...] = (
-    cluster.setup,
-    cluster_status.setup,
-    taint_policy.setup,
-    default_policy.setup,
-    taint_manager.setup,
-    graceful_eviction.setup,
+FAILOVER: tuple[ControllerSpec, ...] = (
+    cluster.SPEC,
+    cluster_status.SPEC,
+    taint_policy.SPEC,
+    default_policy.SPEC,
+    taint_manager.SPEC,
+    graceful_eviction.SPEC,
 )
-PIPELINE: tuple[Setup, ...] = (
-    policy_ids.setup,
-    detector.setup,
-    binding.setup,
-    execution.setup,
-    work_status.setup,
-    binding_status.setup,
+PIPELINE: tuple[ControllerSpec, ...] = (
+    policy_ids.SPEC,
+    detector.SPEC,
+    binding.SPEC,
+    execution.SPEC,
+    work_status.SPEC,
+    binding_status.SPEC,
 )
-AGENT: tuple[Setup, ...] = (cluster_status.setup, lease.setup, execution.setup, work_status.setup)
-
-
-def scheduler_setup(mgr: Manager, ctx: Context) -> None:
-    module = importlib.import_module("fleetkeeper.scheduler.controller")
-    setup = getattr(module, "setup", None)
-    if setup is not None:
-        setup(mgr, ctx)
-    else:
-        mgr.add(module.new_controller(ctx.client, mgr.informers, clock=ctx.clock))
+AGENT: tuple[ControllerSpec, ...] = (cluster_status.SPEC, lease.SPEC, execution.SPEC, work_status.SPEC)
 
 
 def nginx(replicas: int = 3, name: str = "nginx") -> Deployment:
@@ -185,7 +175,7 @@ async def fleet(
         await world.client.create(cluster_body(name))
     for name in pull:
         await world.client.create(cluster_body(name, mode="Pull"))
-    world.start([*FAILOVER, *PIPELINE, scheduler_setup])
+    world.start([*FAILOVER, *PIPELINE, scheduler.SPEC])
     for name in pull:
         world.start(AGENT, scope=Scope(agent_cluster=name))
     try:

@@ -155,10 +155,10 @@ def test_deleting_the_template_removes_member_objects_works_and_binding() -> Non
 
 
 def test_a_deleted_execution_namespace_is_emptied_made_again_and_dispatched_anew() -> None:
-    setups = (*PIPELINE, cluster.setup, namespaces.setup)
+    specs = (*PIPELINE, cluster.SPEC, namespaces.SPEC)
 
     async def main(clock: VirtualClock) -> None:
-        async with running(clock, "member1", "member2", setups=setups) as world:
+        async with running(clock, "member1", "member2", specs=specs) as world:
             await world.apply(policy())
             await world.apply(DEPLOYMENT)
             await world.wait_for(lambda: all_healthy(world))

@@ -14,10 +14,10 @@ from fleetkeeper.api.meta import ObjectMeta
 from fleetkeeper.client.local import LocalClient
 from fleetkeeper.clock import VirtualClock
 from fleetkeeper.runtime import recorder
+from fleetkeeper.runtime.load import LOAD_RECONCILES, LOAD_WINDOW
 from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import FuncReconciler, Request, Result
-from fleetkeeper.runtime.recorder import Recorder, defer_while
-from fleetkeeper.runtime.turns import LOAD_RECONCILES, LOAD_WINDOW
+from fleetkeeper.runtime.recorder import Recorder, Sink
 from fleetkeeper.store import open_store
 
 from .helpers import run_virtual
@@ -31,7 +31,7 @@ def _run() -> tuple[list[core.Event], list[tl.TimelineEntry]]:
         member1 = cluster.Cluster(
             metadata=ObjectMeta(name="member1"), spec=cluster.ClusterSpec(sync_mode="Push")
         )
-        rec = Recorder(client, clock, "cluster-status-controller")
+        rec = Recorder(Sink(client), clock, "cluster-status-controller")
         await clock.sleep(40)
         await rec.event(member1, "Warning", "TaintClusterSucceed", "Taint cluster succeed")
         await rec.timeline(
@@ -79,7 +79,8 @@ def test_records_are_written_after_the_recording_turn_in_recording_order() -> No
         member1 = cluster.Cluster(
             metadata=ObjectMeta(name="member1"), spec=cluster.ClusterSpec(sync_mode="Push")
         )
-        first, second = Recorder(client, clock, "one"), Recorder(client, clock, "two")
+        sink = Sink(client)  # one per client: both write through it
+        first, second = Recorder(sink, clock, "one"), Recorder(sink, clock, "two")
         before = store.revision
         for index in range(3):
             await first.timeline(member1, tl.CONDITION_CHANGED, f"first {index}")
@@ -111,7 +112,7 @@ def test_a_record_that_cannot_be_written_is_dropped_without_losing_the_others() 
         member1 = cluster.Cluster(
             metadata=ObjectMeta(name="member1"), spec=cluster.ClusterSpec(sync_mode="Push")
         )
-        rec = Recorder(client, clock, "one")
+        rec = Recorder(Sink(client), clock, "one")
         await rec.timeline(member1, tl.CONDITION_CHANGED, "kept 1")
         await client.create(
             tl.TimelineEntry(  # takes the name the next record will get
@@ -141,9 +142,10 @@ def _deferring(clock: VirtualClock) -> tuple[LocalClient, Manager, Recorder, clu
     """A client whose records wait for its manager's critical path, a recorder, and a subject."""
     client = LocalClient(open_store("memory://", clock=clock), clock=clock)
     manager = Manager(client, clock=clock)
-    defer_while(client, manager.turns)
+    sink = Sink(client)
+    sink.defer_while(manager.load)
     member1 = cluster.Cluster(metadata=ObjectMeta(name="member1"), spec=cluster.ClusterSpec(sync_mode="Push"))
-    return client, manager, Recorder(client, clock, "scheduler"), member1
+    return client, manager, Recorder(sink, clock, "scheduler"), member1
 
 
 async def _deciding(clock: VirtualClock, keys: int, work: float, *, sample_at: list[float],
@@ -247,7 +249,7 @@ def test_repeats_of_an_event_are_counted_on_it_as_kubernetes_counts_them() -> No
     async def main() -> None:
         client = LocalClient(open_store("memory://", clock=clock), clock=clock)
         web = member("u1")
-        rec = Recorder(client, clock, "binding-controller")
+        rec = Recorder(Sink(client), clock, "binding-controller")
         start = clock.now()
         for _ in range(3):  # before the first is written: one Event, counted three times
             await rec.event(web, "Normal", "SyncWorkSucceed", "Sync work of member1 successful.")
@@ -280,7 +282,7 @@ def test_a_repeat_of_an_event_deleted_meanwhile_makes_it_again() -> None:
     async def main() -> None:
         client = LocalClient(open_store("memory://", clock=clock), clock=clock)
         web = member("u1")
-        rec = Recorder(client, clock, "binding-controller")
+        rec = Recorder(Sink(client), clock, "binding-controller")
         await rec.event(web, "Normal", "Reason", "said")
         await rec.flush()
         (first,) = (await client.list(core.Event, "default")).items
@@ -304,7 +306,7 @@ def test_only_the_latest_distinct_events_are_remembered(monkeypatch: pytest.Monk
     async def main() -> None:
         client = LocalClient(open_store("memory://", clock=clock), clock=clock)
         web = member("u1")
-        rec = Recorder(client, clock, "c")
+        rec = Recorder(Sink(client), clock, "c")
         for message in ("a", "b", "c", "a"):  # "a" was forgotten when "c" came
             await rec.event(web, "Normal", "R", message)
         await rec.flush()

@@ -11,10 +11,11 @@ import pytest
 from fleetkeeper.client.local import LocalClient
 from fleetkeeper.clock import VirtualClock
 from fleetkeeper.runtime.controller import Controller, awaiting_io, current_reconcile_id
+from fleetkeeper.runtime.gcpause import GC_RESUME_QUIET, MAX_GC_PAUSE
 from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.metrics import NoMetrics
 from fleetkeeper.runtime.reconcile import FuncReconciler, Request, Result
-from fleetkeeper.runtime.turns import GC_RESUME_QUIET, MAX_GC_PAUSE, Turns
+from fleetkeeper.runtime.turns import Turns
 from fleetkeeper.store import open_store
 
 from .helpers import run_virtual

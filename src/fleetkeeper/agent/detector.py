@@ -54,7 +54,7 @@ from fleetkeeper.controllers import writes
 from fleetkeeper.controllers.cluster_status_rules import ready_text
 from fleetkeeper.members.interface import Member
 from fleetkeeper.runtime.leaderelection import LeaderElectionConfig, LeaderElector, LeaseClient
-from fleetkeeper.runtime.recorder import Recorder
+from fleetkeeper.runtime.recorder import Recorder, Sink
 
 COMPONENT = "service-name-resolution-detector"
 #: how many of its writes a detector remembers (for observers and tests)
@@ -181,7 +181,7 @@ class Detector:
         self._nodes = nodes
         self._karmada = karmada
         self._clock = clock
-        self._recorder = Recorder(karmada, clock, COMPONENT)
+        self._recorder = Recorder(Sink(karmada), clock, COMPONENT)
         self._thresholds = rules.Thresholds(config.success_threshold, config.failure_threshold)
         self._state: rules.ThresholdState | None = None
         #: the latest Cluster condition writes of this instance

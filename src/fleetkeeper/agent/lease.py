@@ -17,7 +17,7 @@ a little sooner (its status controller still decides Ready). A renewal that fail
 the loop never dies of it. While the Cluster object does not exist there is nothing to
 renew for, and the renewer waits.
 
-:func:`setup` adds the renewer to an agent's manager (``Scope(agent_cluster=NAME)``).
+Its :data:`SPEC` runs the renewer in Pull agents only (``Scope(agent_cluster=NAME)``).
 """
 
 from __future__ import annotations
@@ -35,8 +35,7 @@ from fleetkeeper.api.meta import ObjectMeta, OwnerReference
 from fleetkeeper.client.interface import Client
 from fleetkeeper.clock import Clock
 from fleetkeeper.options import Options
-from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.manager import Manager
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs
 
 _log = structlog.get_logger("fleetkeeper.agent.lease")
 
@@ -107,11 +106,14 @@ class LeaseRenewer:
             await self._clock.sleep(self.interval)
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """Renew the agent's cluster Lease (agents only)."""
-    if ctx.scope.agent_cluster is None:
-        return
-    mgr.add(LeaseRenewer(ctx.client, ctx.clock, ctx.scope.agent_cluster, ctx.options))
+def _new(deps: Deps) -> LeaseRenewer | None:
+    ctx = deps.ctx
+    cluster = ctx.scope.agent_cluster  # an agent's scope always names its cluster
+    return LeaseRenewer(ctx.client, ctx.clock, cluster, ctx.options) if cluster is not None else None
 
 
-__all__ = ["LeaseRenewer", "owner_reference", "renewed", "setup"]
+#: renews the agent's cluster Lease (Pull agents only)
+SPEC = ControllerSpec("cluster-lease", runnable=_new, kind=Lease, runs=Runs.AGENT, leader_elected=False)
+
+
+__all__ = ["SPEC", "LeaseRenewer", "owner_reference", "renewed"]

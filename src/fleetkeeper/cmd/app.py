@@ -2,12 +2,16 @@
 
 :class:`ControlPlane` puts together, over one Store: the local client (through the
 admission chain), a :class:`~fleetkeeper.runtime.manager.Manager` with its shared
-informers, every controller's ``setup(mgr, ctx)`` in :data:`CONTROLLERS` order, and
-the scheduler. ``fleetkeeper up``, ``fleetkeeper simulate``, the demo, the benchmarks
-and the integration tests all build it here, so they run the same graph.
+informers, the services its controllers share (the sink of their records, the caches of
+the members' managed objects: fields of the :class:`~fleetkeeper.runtime.context.Context`),
+and every controller :data:`SPECS` declares, in that order. ``fleetkeeper up``,
+``fleetkeeper simulate``, the demo, the benchmarks and the integration tests all build it
+here, so they run the same graph. Adding a controller is one module with its ``SPEC`` and
+one line in :data:`SPECS`.
 
-A Pull agent is the same assembly with ``Scope(agent_cluster=NAME)`` and the agent's
-subset of controllers (:data:`AGENT_CONTROLLERS`).
+A Pull agent is the same assembly with ``Scope(agent_cluster=NAME)``: each spec says
+whether it runs there (``runs``). One process pauses its collector for all the planes in
+it (:class:`~fleetkeeper.runtime.gcpause.Collector`): whoever runs several passes one.
 
 Running a plane also tunes CPython's cyclic garbage collector for the process
 (:func:`tune_gc`): a control plane keeps every object of its informers and member caches
@@ -21,73 +25,82 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from fleetkeeper.agent import lease
 from fleetkeeper.api import admission
 from fleetkeeper.client.interface import Client
 from fleetkeeper.client.local import LocalClient
 from fleetkeeper.clock import Clock
+from fleetkeeper.cmd import detector as member_addons
+from fleetkeeper.controllers import (
+    application_failover,
+    binding,
+    binding_status,
+    cluster,
+    cluster_status,
+    crds,
+    customizations,
+    default_policy,
+    dependencies,
+    detector,
+    execution,
+    fleet_metrics,
+    graceful_eviction,
+    multicluster_ingress,
+    namespaces,
+    policy_ids,
+    remedy,
+    taint_manager,
+    taint_policy,
+    work_status,
+    workload_rebalancer,
+)
 from fleetkeeper.interpreter import Interpreter
 from fleetkeeper.members.interface import MemberPool
 from fleetkeeper.options import Options
-from fleetkeeper.runtime import recorder
 from fleetkeeper.runtime.context import Context, Scope
+from fleetkeeper.runtime.gcpause import Collector
 from fleetkeeper.runtime.leaderelection import LeaderElectionConfig, LeaderElector
 from fleetkeeper.runtime.manager import Manager
-from fleetkeeper.scheduler import controller as scheduler_controller
+from fleetkeeper.runtime.member_objects import MemberObjects
+from fleetkeeper.runtime.recorder import Sink
+from fleetkeeper.runtime.spec import ControllerSpec, install
+from fleetkeeper.scheduler import controller as scheduler
 from fleetkeeper.store.interface import StoreProtocol
 
-Setup = Callable[[Manager, Context], None]
-
-#: Modules of the control plane, in start order (each has ``setup(mgr, ctx)``).
-CONTROLLERS: tuple[str, ...] = (
+#: Every controller, in start order; each spec says where it runs (the control plane, a Pull
+#: agent — Karmada's agent runs cluster status, the lease, execution and work status — or both).
+SPECS: tuple[ControllerSpec, ...] = (
     # first: the kinds CRDs define are known before any other controller looks at a template
-    "fleetkeeper.controllers.crds",
-    "fleetkeeper.controllers.customizations",
-    "fleetkeeper.controllers.policy_ids",
-    "fleetkeeper.controllers.detector",
-    "fleetkeeper.controllers.dependencies",
-    "fleetkeeper.controllers.binding",
-    "fleetkeeper.controllers.execution",
-    "fleetkeeper.controllers.work_status",
-    "fleetkeeper.controllers.binding_status",
-    "fleetkeeper.controllers.cluster",
-    "fleetkeeper.controllers.cluster_status",
-    "fleetkeeper.controllers.default_policy",
-    "fleetkeeper.controllers.taint_policy",
-    "fleetkeeper.controllers.taint_manager",
-    "fleetkeeper.controllers.graceful_eviction",
-    "fleetkeeper.controllers.application_failover",
-    "fleetkeeper.controllers.workload_rebalancer",
-    "fleetkeeper.controllers.remedy",
-    "fleetkeeper.controllers.multicluster_ingress",
-    "fleetkeeper.controllers.fleet_metrics",
-    "fleetkeeper.controllers.namespaces",
+    crds.SPEC,
+    customizations.SPEC,
+    policy_ids.SPEC,
+    detector.SPEC,
+    dependencies.SPEC,
+    binding.SPEC,
+    execution.SPEC,
+    work_status.SPEC,
+    binding_status.SPEC,
+    cluster.SPEC,
+    cluster_status.SPEC,
+    lease.SPEC,
+    default_policy.SPEC,
+    taint_policy.SPEC,
+    taint_manager.SPEC,
+    graceful_eviction.SPEC,
+    application_failover.SPEC,
+    workload_rebalancer.SPEC,
+    remedy.SPEC,
+    multicluster_ingress.SPEC,
+    fleet_metrics.SPEC,
+    namespaces.SPEC,
     # simulated members only: their DNS, the per-node service-name-resolution detectors
     # (like Karmada's example DaemonSet) and their Services' HTTP endpoints
-    "fleetkeeper.cmd.detector",
+    member_addons.SPEC,
+    scheduler.SPEC,
 )
-#: Modules a Pull agent runs for its own cluster (Karmada's agent: status, lease, Works).
-AGENT_CONTROLLERS: tuple[str, ...] = (
-    "fleetkeeper.controllers.cluster_status",
-    "fleetkeeper.agent.lease",
-    "fleetkeeper.controllers.execution",
-    "fleetkeeper.controllers.work_status",
-)
-
-
-#: scheduler workers. Scheduling is on the failover's critical path and goes first anyway
-#: (:mod:`~fleetkeeper.runtime.turns`); in one event loop every busy worker adds its reconcile to
-#: each loop turn, so a few keep turns short — each hop of a decision (write → informer →
-#: queue → worker) waits one turn — without costing throughput (measured with ``fleetkeeper
-#: bench failover``: 10,000 bindings rescheduled in the same time with 8 workers as with 32,
-#: the first one in 56 ms instead of 120–280 ms; with 5 workers and 2 for evictions, 2,000
-#: bindings in the same time again, the first in 18–40 ms instead of 39–47 ms). The floor is
-#: ``concurrent_syncs`` (5 by default): a scheduler talking to a remote API server waits on
-#: the network, and more workers then overlap the waits.
-SCHEDULER_WORKERS = 4
 #: collector thresholds of a control-plane process (see :func:`tune_gc`)
 GC_THRESHOLDS = (50_000, 20, 10)
 
@@ -99,11 +112,6 @@ def tune_gc() -> None:
     and again. Never lowers thresholds a caller raised on purpose."""
     current = gc.get_threshold()
     gc.set_threshold(*(max(have, want) for have, want in zip(current, GC_THRESHOLDS, strict=True)))
-
-
-def load_setups(names: Sequence[str]) -> list[Setup]:
-    """``setup`` functions of the named modules."""
-    return [importlib.import_module(name).setup for name in names]
 
 
 @dataclass
@@ -119,9 +127,11 @@ class ControlPlane:
     client_override: Client | None = None
     interpreter: Interpreter | None = None
     scope: Scope = field(default_factory=Scope)
-    setups: Sequence[Setup] | None = None
-    with_scheduler: bool = True
+    #: what runs, in start order (those whose ``runs`` includes the scope)
+    specs: Sequence[ControllerSpec] = SPECS
     identity: str = "fleetkeeper"
+    #: the process's collector, paused while critical work is in flight (one per process)
+    collector: Collector = field(default_factory=Collector)
 
     def __post_init__(self) -> None:
         if self.client_override is not None:
@@ -133,8 +143,11 @@ class ControlPlane:
             raise ValueError("a ControlPlane needs a store or a client")
         if self.interpreter is None:
             self.interpreter = Interpreter(clock=self.clock)
+        member_objects = MemberObjects(self.members, clock=self.clock,
+                                       timeout=self.options.cluster_probe_timeout)
         self.context = Context(client=self.client, clock=self.clock, options=self.options,
-                               members=self.members, interpreter=self.interpreter, scope=self.scope)
+                               members=self.members, interpreter=self.interpreter, sink=Sink(self.client),
+                               member_objects=member_objects, scope=self.scope)
         elector = None
         if self.options.leader_elect and not self.scope.is_agent:
             elector = LeaderElector(
@@ -147,23 +160,12 @@ class ControlPlane:
                 ),
                 clock=self.clock,
             )
-        self.manager = Manager(self.client, clock=self.clock, elector=elector)
+        self.manager = Manager(self.client, clock=self.clock, elector=elector, collector=self.collector)
         # Events and timeline entries are written once the failover's decisions are made
-        recorder.defer_while(self.client, self.manager.turns)
-        names = AGENT_CONTROLLERS if self.scope.is_agent else CONTROLLERS
-        setups = list(self.setups) if self.setups is not None else load_setups(names)
-        for setup in setups:
-            setup(self.manager, self.context)
-        if self.with_scheduler and not self.scope.is_agent:
-            self._setup_scheduler()
-
-    def _setup_scheduler(self) -> None:
-        controller = scheduler_controller.new_controller(
-            self.client, self.manager.informers, clock=self.clock,
-            scheduler_name=self.options.scheduler_name,
-            workers=max(SCHEDULER_WORKERS, self.options.concurrent_syncs),
-        )
-        self.manager.add(controller)
+        self.context.sink.defer_while(self.manager.load)
+        self.manager.add(member_objects)
+        for spec in self.specs:
+            install(spec, self.manager, self.context)
 
     async def run(self) -> None:
         """Run until cancelled (tuning the process's garbage collector first)."""
@@ -186,7 +188,5 @@ async def run_for(plane: ControlPlane, seconds: float) -> None:
 
 
 __all__ = [
-    "AGENT_CONTROLLERS", "CONTROLLERS", "GC_THRESHOLDS", "SCHEDULER_WORKERS", "ControlPlane", "Setup",
-    "load_setups", "run_for",
-    "tune_gc",
+    "GC_THRESHOLDS", "SPECS", "ControlPlane", "run_for", "tune_gc",
 ]

@@ -45,12 +45,13 @@ from fleetkeeper.api.policy import PropagationPolicy
 from fleetkeeper.api.work import ResourceBinding
 from fleetkeeper.clock import Clock
 from fleetkeeper.cmd import benchkit
-from fleetkeeper.cmd.app import CONTROLLERS, ControlPlane, load_setups
-from fleetkeeper.controllers.member_watch import MemberObjects
+from fleetkeeper.cmd import detector as member_addons
+from fleetkeeper.cmd.app import SPECS, ControlPlane
 from fleetkeeper.members.simulated import SimulatedFleet
 from fleetkeeper.options import Options
 from fleetkeeper.runtime.handler import FuncHandler
 from fleetkeeper.runtime.informer import Informer
+from fleetkeeper.runtime.member_objects import MemberObjects
 from fleetkeeper.store import open_store
 
 NAMESPACE = "failover"
@@ -61,8 +62,8 @@ REPLICAS = 3
 MAX_GROUPS = 99
 #: longest the plane is given to settle after the setup (it then fails anyway)
 SETTLE_LIMIT = 120.0
-#: every control-plane controller (the wiring layer's simulated-member add-ons left out)
-PLANE = tuple(name for name in CONTROLLERS if name.startswith("fleetkeeper.controllers."))
+#: every control-plane controller and the scheduler (the simulated members' add-ons left out)
+PLANE = tuple(spec for spec in SPECS if spec is not member_addons.SPEC)
 
 
 def _options() -> Options:
@@ -262,10 +263,10 @@ async def bench_failover(*, bindings: int = 10_000, clusters: int = 100, store_u
     names = [f"member-{i:03d}" for i in range(clusters)]
     members = benchkit.fleet(clock, names, pods=bindings * REPLICAS)
     plane = ControlPlane(store=store, clock=clock, members=members, options=_options(),
-                         setups=load_setups(PLANE))
+                         specs=PLANE)
     informers = plane.manager.informers
     probe = _Probe(clock, informers.informer_for(Cluster), informers.informer_for(ResourceBinding),
-                   MemberObjects.shared(plane.manager, plane.context))
+                   plane.context.member_objects)
     started = time.perf_counter()
     task = asyncio.get_running_loop().create_task(plane.run())
     try:

@@ -24,14 +24,26 @@ from fleetkeeper.api.policy import PropagationPolicy
 from fleetkeeper.api.work import ResourceBinding
 from fleetkeeper.clock import Clock
 from fleetkeeper.cmd import benchkit
-from fleetkeeper.cmd.app import ControlPlane, load_setups
+from fleetkeeper.cmd.app import ControlPlane
+from fleetkeeper.controllers import (
+    binding,
+    binding_status,
+    customizations,
+    dependencies,
+    detector,
+    execution,
+    policy_ids,
+    work_status,
+)
 from fleetkeeper.options import Options
+from fleetkeeper.runtime.spec import ControllerSpec
+from fleetkeeper.scheduler import controller as scheduler
 from fleetkeeper.store import open_store
 
-#: the controllers of the propagation pipeline, in start order (the scheduler comes with the plane)
-PIPELINE = tuple(f"fleetkeeper.controllers.{name}" for name in (
-    "customizations", "policy_ids", "detector", "dependencies", "binding", "execution", "work_status",
-    "binding_status"))
+#: the controllers of the propagation pipeline and the scheduler, in start order
+PIPELINE: tuple[ControllerSpec, ...] = (
+    customizations.SPEC, policy_ids.SPEC, detector.SPEC, dependencies.SPEC, binding.SPEC, execution.SPEC,
+    work_status.SPEC, binding_status.SPEC, scheduler.SPEC)
 NAMESPACE = "bench"
 
 
@@ -54,7 +66,7 @@ async def bench_propagation(*, templates: int = 1000, clusters: int = 10, store_
     names = [f"member-{i:02d}" for i in range(clusters)]
     members = benchkit.fleet(clock, names, pods=templates)
     plane = ControlPlane(store=store, clock=clock, members=members, options=Options(leader_elect=False),
-                         setups=load_setups(PIPELINE))
+                         specs=PIPELINE)
     setup_started = time.perf_counter()
     progress.phase(f"setup: {clusters} simulated clusters, {templates:,} Deployments")
     for name in names:

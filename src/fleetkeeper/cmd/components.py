@@ -302,7 +302,7 @@ def controller_manager(
     options: Options,
 ) -> None:
     """Run every controller (not the scheduler) against a shared store or an API server."""
-    from fleetkeeper.cmd.app import ControlPlane
+    from fleetkeeper.cmd.app import SPECS, ControlPlane
 
     clock = SystemClock()
     configure_logs(log_level, clock)
@@ -311,7 +311,8 @@ def controller_manager(
         client, resource = split_client(store, kubeconfig, clock=clock, component="controller-manager")
         members, credentials = member_pool(clock)
         plane = ControlPlane(store=None, client_override=client, clock=clock, members=members,
-                             options=options, with_scheduler=False, identity=identity("controller-manager"))
+                             options=options, identity=identity("controller-manager"),
+                             specs=tuple(spec for spec in SPECS if spec is not scheduler_controller.SPEC))
         credentials.client = plane.client
         return plane, resource
 

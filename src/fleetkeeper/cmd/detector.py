@@ -11,7 +11,7 @@ Flags are the proposal's (``--detect-period``, ``--detect-success-threshold``,
 ``--detect-failure-threshold``) with Karmada's spellings (``--coredns-…``) as aliases.
 
 **Simulated members** have no Pods, so the control plane runs what a real member would
-run for them. :func:`setup` (a controller-module hook: ``setup(mgr, ctx)``) adds
+run for them. its :data:`SPEC` (a part of the control plane like a controller's) runs
 :class:`SimulatedMemberAddons`, which, for every served Cluster whose member is
 simulated, runs
 
@@ -56,7 +56,7 @@ from fleetkeeper.options import Options
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.handler import FuncHandler
 from fleetkeeper.runtime.informer import Informer
-from fleetkeeper.runtime.manager import Manager
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs
 
 
 def config_from_options(options: Options, cluster: str) -> agent.DetectorConfig:
@@ -148,9 +148,13 @@ class SimulatedMemberAddons:
             group.create_task(daemons.run())
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """Run the add-ons of the simulated members this instance serves."""
-    mgr.add(SimulatedMemberAddons(ctx, mgr.informers.informer_for(Cluster)))
+def _new(deps: Deps) -> SimulatedMemberAddons:
+    return SimulatedMemberAddons(deps.ctx, deps.informers.informer_for(Cluster))
+
+
+#: runs the add-ons of the simulated members this instance serves
+SPEC = ControllerSpec(SimulatedMemberAddons.name, runnable=_new, kind=Cluster, runs=Runs.PLANE,
+                      leader_elected=False)
 
 
 # --------------------------------------------------------------------------- the command
@@ -234,4 +238,4 @@ def detector(
                               karmada_kubeconfig=karmada_kubeconfig, karmada_context=karmada_context))
 
 
-__all__ = ["SimulatedMemberAddons", "config_from_options", "detector", "setup"]
+__all__ = ["SPEC", "SimulatedMemberAddons", "config_from_options", "detector"]

@@ -39,12 +39,16 @@ class PlaneFactory:
 
     The store is opened from ``store_url`` at the first call, unless one was given in
     ``store`` (then it is used as it is). :meth:`check_store` says beforehand whether the
-    URL opens onto an empty store.
+    URL opens onto an empty store. The planes share the process's collector (one pause
+    holds it for all of them).
     """
 
     def __init__(self, store_url: str = "memory://") -> None:
+        from fleetkeeper.runtime.gcpause import Collector
+
         self.store_url = store_url
         self.store: StoreProtocol | None = None
+        self.collector = Collector()
 
     def check_store(self) -> None:
         """Raise :class:`StoreUnusable` unless ``store_url`` opens and holds nothing yet.
@@ -78,7 +82,8 @@ class PlaneFactory:
         if self.store is None:
             self.store = open_store(self.store_url, clock=clock, uid_factory=uid_factory)
         plane = ControlPlane(store=self.store, clock=clock, members=members,
-                             options=options.replace(leader_elect=False), scope=scope)
+                             options=options.replace(leader_elect=False), scope=scope,
+                             collector=self.collector)
         return plane
 
 

@@ -56,8 +56,8 @@ from fleetkeeper.controllers import bindings as b
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.informer import Informer
-from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Watch, concurrent_syncs
 
 NAME = "application-failover-controller"
 EVENT_INEFFECTIVE = "ApplicationFailoverIneffective"
@@ -230,19 +230,20 @@ class ApplicationFailover:
         await self._recorder.timeline(binding, tl.EVICTION_BLOCKED, why, reason=EVENT_INEFFECTIVE)
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """Application failover (control plane only)."""
-    if ctx.scope.is_agent:
-        return
-    rbs = mgr.informers.informer_for(ResourceBinding)
-    crbs = mgr.informers.informer_for(ClusterResourceBinding)
-    reconciler = ApplicationFailover(ctx, rbs, crbs)
-    controller = mgr.controller(NAME, reconciler, workers=ctx.options.concurrent_syncs)
-    controller.watch(rbs, predicate=has_application_failover)
-    controller.watch(crbs, predicate=has_application_failover)
+def _new(deps: Deps) -> ApplicationFailover:
+    return ApplicationFailover(deps.ctx, deps.informers.informer_for(ResourceBinding),
+                               deps.informers.informer_for(ClusterResourceBinding))
+
+
+#: application failover (control plane only)
+SPEC = ControllerSpec(
+    NAME, reconciler=_new, kind=ResourceBinding, workers=concurrent_syncs, runs=Runs.PLANE,
+    watches=(Watch(ResourceBinding, predicate=has_application_failover),
+             Watch(ClusterResourceBinding, predicate=has_application_failover)),
+)
 
 
 __all__ = [
-    "EVENT_INEFFECTIVE", "NAME", "ApplicationFailover", "StatePreservationFailed", "has_application_failover",
-    "producer_of", "setup",
+    "EVENT_INEFFECTIVE", "NAME", "SPEC", "ApplicationFailover", "StatePreservationFailed",
+    "has_application_failover", "producer_of",
 ]

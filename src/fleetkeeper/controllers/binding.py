@@ -54,13 +54,14 @@ from fleetkeeper.controllers import state_preservation
 from fleetkeeper.controllers.templates import Kind, NotSynced, TemplateCache, TemplateRef
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Operation
+from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.controller import awaiting_io
+from fleetkeeper.runtime.controller import Keys, awaiting_io
 from fleetkeeper.runtime.handler import EnqueueMapped, deleted, generation_changed
 from fleetkeeper.runtime.informer import Informer
-from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
 from fleetkeeper.runtime.recorder import EventType
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Tier, Watch, concurrent_syncs
 
 CONTROLLER_NAME = "binding-controller"
 NOT_SYNCED_RETRY = 1.0
@@ -109,10 +110,9 @@ def _binding_of_work(work: Work) -> list[Request]:
 class BindingController:
     """Reconciles one binding of either kind (see the module notes)."""
 
-    def __init__(self, ctx: Context, mgr: Manager) -> None:
+    def __init__(self, ctx: Context, informers: InformerFactory, keys: Keys) -> None:
         self._ctx = ctx
         self._recorder = ctx.recorder(CONTROLLER_NAME)
-        informers = mgr.informers
         self._rbs: Informer[ResourceBinding] = informers.informer_for(ResourceBinding)
         self._crbs: Informer[ClusterResourceBinding] = informers.informer_for(ClusterResourceBinding)
         self._works: Informer[Work] = informers.informer_for(Work)
@@ -123,8 +123,12 @@ class BindingController:
         self._cops: Informer[ClusterOverridePolicy] = informers.informer_for(ClusterOverridePolicy)
         self._spaces: Informer[Namespace] = informers.informer_for(
             Namespace, label_selector=constants.KARMADA_SYSTEM_SELECTOR)  # execution namespaces
-        self._handler_target: Any = None
+        self._keys = keys
         self.templates = TemplateCache(informers, self._template_handler)
+        keys.watch(self._works, _binding_of_work, predicate=self._work_changed)
+        keys.watch(self._ops, self._selected_bindings, predicate=generation_changed)
+        keys.watch(self._cops, self._selected_bindings, predicate=generation_changed)
+        keys.watch(self._spaces, self._bindings_on_space, predicate=deleted)
         #: Work key → resourceVersion of this controller's last update of it, until its event
         #: comes: what the controller wrote itself is no reason to look at the binding again
         self._wrote: dict[str, str] = {}
@@ -133,16 +137,7 @@ class BindingController:
         self._directly_waits: dict[str, tuple[str, ...]] = {}
 
     def _template_handler(self, kind: Kind) -> EnqueueMapped[Resource]:
-        return EnqueueMapped(self._handler_target, binding_of_template, predicate=template_changed)
-
-    def bind(self, controller: Any) -> None:
-        self._handler_target = controller
-        controller.watch(self._rbs, predicate=binding_changed)
-        controller.watch(self._crbs, predicate=binding_changed)
-        controller.watch(self._works, _binding_of_work, predicate=self._work_changed)
-        controller.watch(self._ops, self._selected_bindings, predicate=generation_changed)
-        controller.watch(self._cops, self._selected_bindings, predicate=generation_changed)
-        controller.watch(self._spaces, self._bindings_on_space, predicate=deleted)
+        return EnqueueMapped(self._keys, binding_of_template, predicate=template_changed)
 
     def _bindings_on_space(self, space: Namespace) -> list[Request]:
         """The bindings that schedule onto the cluster of execution namespace ``space``."""
@@ -441,15 +436,20 @@ def _ready(cluster: Cluster | None) -> bool:
     return cluster is not None and is_condition_true(cluster.status.conditions, constants.COND_READY)
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """The binding controller: watches bindings, Works and templates; writes Works and the
-    binding finalizer."""
-    reconciler = BindingController(ctx, mgr)
-    controller = mgr.controller(CONTROLLER_NAME, reconciler, workers=ctx.options.concurrent_syncs,
-                                dispatch=True)
-    reconciler.bind(controller)
+def _new(deps: Deps) -> BindingController:
+    return BindingController(deps.ctx, deps.informers, deps.keys)
+
+
+#: the binding controller: watches bindings, Works, override policies, execution namespaces and
+#: templates; writes Works and the binding finalizer (dispatch: carries the failover's decisions)
+SPEC = ControllerSpec(
+    CONTROLLER_NAME, reconciler=_new, kind=ResourceBinding, tier=Tier.DISPATCH, workers=concurrent_syncs,
+    runs=Runs.PLANE,
+    watches=(Watch(ResourceBinding, predicate=binding_changed),
+             Watch(ClusterResourceBinding, predicate=binding_changed)),
+)
 
 
 __all__ = [
-    "CONTROLLER_NAME", "BindingController", "binding_changed", "setup", "work_changed",
+    "CONTROLLER_NAME", "SPEC", "BindingController", "binding_changed", "work_changed",
 ]

@@ -38,12 +38,13 @@ from fleetkeeper.controllers.binding_rules import existing_clusters
 from fleetkeeper.controllers.templates import Kind, NotSynced, TemplateCache, TemplateRef
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Operation
+from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.controller import Controller, awaiting_io
+from fleetkeeper.runtime.controller import Keys, awaiting_io
 from fleetkeeper.runtime.handler import Delayed, EnqueueMapped, generation_changed
 from fleetkeeper.runtime.informer import Informer
-from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Watch, concurrent_syncs
 
 CONTROLLER_NAME = "binding-status-controller"
 NOT_SYNCED_RETRY = 1.0
@@ -81,30 +82,23 @@ def with_status(template: Resource, status: Any) -> Resource:
 class BindingStatus:
     """Aggregates the status of one binding of either kind (see the module notes)."""
 
-    def __init__(self, ctx: Context, mgr: Manager) -> None:
+    def __init__(self, ctx: Context, informers: InformerFactory, keys: Keys) -> None:
         self._ctx = ctx
         self._recorder = ctx.recorder(CONTROLLER_NAME)
-        informers = mgr.informers
         self._rbs: Informer[ResourceBinding] = informers.informer_for(ResourceBinding)
         self._crbs: Informer[ClusterResourceBinding] = informers.informer_for(ClusterResourceBinding)
         self._works: Informer[Work] = informers.informer_for(Work)
         b.ensure_work_index(self._works)
-        self._controller: Controller | None = None
+        self._keys = keys
         self.templates = TemplateCache(informers, self._template_handler)
+        self._works.add_handler(EnqueueMapped(Delayed(keys, AGGREGATION_DELAY), _binding_of_work,
+                                              predicate=work_changed))
         #: binding key → (template resourceVersion, items) of the last aggregation that was written
         #: or found current: the template's status is a function of both, so it is up to date
         self._aggregated: dict[str, tuple[str | None, list[AggregatedStatusItem]]] = {}
 
     def _template_handler(self, kind: Kind) -> EnqueueMapped[Resource]:
-        assert self._controller is not None
-        return EnqueueMapped(self._controller, _binding_of_template, predicate=generation_changed)
-
-    def bind(self, controller: Controller) -> None:
-        self._controller = controller
-        controller.watch(self._rbs, predicate=generation_changed)
-        controller.watch(self._crbs, predicate=generation_changed)
-        self._works.add_handler(EnqueueMapped(Delayed(controller, AGGREGATION_DELAY), _binding_of_work,
-                                              predicate=work_changed))
+        return EnqueueMapped(self._keys, _binding_of_template, predicate=generation_changed)
 
     async def reconcile(self, request: Request) -> Result:
         binding: Binding | None = (self._rbs.get(str(request)) if request.namespace
@@ -174,12 +168,17 @@ class BindingStatus:
         return await write(self._ctx.client, template, change, subresource="status")
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """The binding-status controller: watches bindings, Works and templates; writes
-    ``aggregatedStatus``/``FullyApplied`` on bindings and the aggregated template status."""
-    reconciler = BindingStatus(ctx, mgr)
-    controller = mgr.controller(CONTROLLER_NAME, reconciler, workers=ctx.options.concurrent_syncs)
-    reconciler.bind(controller)
+def _new(deps: Deps) -> BindingStatus:
+    return BindingStatus(deps.ctx, deps.informers, deps.keys)
 
 
-__all__ = ["CONTROLLER_NAME", "BindingStatus", "setup", "with_status", "work_changed"]
+#: the binding-status controller: watches bindings, Works (a little later) and templates; writes
+#: ``aggregatedStatus``/``FullyApplied`` on bindings and the aggregated template status
+SPEC = ControllerSpec(
+    CONTROLLER_NAME, reconciler=_new, kind=ResourceBinding, workers=concurrent_syncs, runs=Runs.PLANE,
+    watches=(Watch(ResourceBinding, predicate=generation_changed),
+             Watch(ClusterResourceBinding, predicate=generation_changed)),
+)
+
+
+__all__ = ["CONTROLLER_NAME", "SPEC", "BindingStatus", "with_status", "work_changed"]

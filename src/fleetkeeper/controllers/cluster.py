@@ -40,8 +40,8 @@ from fleetkeeper.controllers.writes import Step, write, write_planned
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.handler import deleted
 from fleetkeeper.runtime.informer import Informer
-from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Tier, Watch, concurrent_syncs
 
 NAME = "cluster-controller"
 #: Karmada's retry interval while a deleted cluster is being cleaned up
@@ -291,25 +291,31 @@ class HeartbeatMonitor:
         await self._ctx.clock.sleep(MONITOR_RETRY_PAUSE)
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """Cluster lifecycle, system taints and heartbeats (control plane only)."""
-    if ctx.scope.is_agent:
-        return
-    clusters = mgr.informers.informer_for(Cluster)
-    # the execution namespaces carry the system label; the controller watches only those
-    namespaces = mgr.informers.informer_for(Namespace, label_selector=constants.KARMADA_SYSTEM_SELECTOR)
-    leases = mgr.informers.informer_for(Lease, constants.LEASE_NAMESPACE)
-    monitor = HeartbeatMonitor(ctx, clusters, leases)
-    reconciler = ClusterReconciler(ctx, clusters, namespaces, monitor)
-    controller = mgr.controller(NAME, reconciler, workers=ctx.options.concurrent_syncs, wait_turn=False)
-    controller.watch(clusters)
-    controller.watch(namespaces, _cluster_of_space, predicate=deleted)  # gone: make a new one
-    mgr.add(monitor)
-
-
 def _cluster_of_space(namespace: Namespace) -> list[Request]:
     cluster = constants.cluster_of_space(namespace.name)
     return [Request("", cluster)] if cluster else []
 
 
-__all__ = ["CLEANUP_RETRY", "NAME", "ClusterReconciler", "HeartbeatMonitor", "setup"]
+def _new(deps: Deps) -> ClusterReconciler:
+    clusters = deps.informers.informer_for(Cluster)
+    namespaces = deps.informers.informer_for(Namespace, label_selector=constants.KARMADA_SYSTEM_SELECTOR)
+    leases = deps.informers.informer_for(Lease, constants.LEASE_NAMESPACE)
+    monitor = HeartbeatMonitor(deps.ctx, clusters, leases)
+    deps.add(monitor)
+    return ClusterReconciler(deps.ctx, clusters, namespaces, monitor)
+
+
+#: cluster lifecycle, system taints and heartbeats (control plane only; exempt from turns:
+#: failure detection never waits behind a rescheduling)
+SPEC = ControllerSpec(
+    NAME, reconciler=_new, kind=Cluster, tier=Tier.EXEMPT, workers=concurrent_syncs, runs=Runs.PLANE,
+    watches=(
+        Watch(Cluster),
+        # the execution namespaces carry the system label; the controller watches only those
+        Watch(Namespace, _cluster_of_space, predicate=deleted,  # gone: make a new one
+              label_selector=constants.KARMADA_SYSTEM_SELECTOR),
+    ),
+)
+
+
+__all__ = ["CLEANUP_RETRY", "NAME", "SPEC", "ClusterReconciler", "HeartbeatMonitor"]

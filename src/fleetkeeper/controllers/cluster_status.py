@@ -43,9 +43,9 @@ from fleetkeeper.controllers.writes import Step, write_planned
 from fleetkeeper.members.interface import ClusterSummary, Member, bounded
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.informer import Informer
-from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
 from fleetkeeper.runtime.recorder import EventType
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Tier, Watch, on_plane
 
 NAME = "cluster-status-controller"
 #: concurrent probes: a black-holed member holds one worker for one probe timeout
@@ -173,13 +173,14 @@ def _wakes(old: Cluster | None, new: Cluster | None) -> bool:
             or old.metadata.finalizers != new.metadata.finalizers)
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """Probe the clusters this instance serves (Push on the control plane, its own in an agent)."""
-    clusters = mgr.informers.informer_for(Cluster)
-    reconciler = ClusterStatusReconciler(ctx, clusters)
-    controller = mgr.controller(NAME, reconciler, workers=WORKERS, leader_elected=not ctx.scope.is_agent,
-                                wait_turn=False)
-    controller.watch(clusters, predicate=_wakes)
+def _new(deps: Deps) -> ClusterStatusReconciler:
+    return ClusterStatusReconciler(deps.ctx, deps.informers.informer_for(Cluster))
 
 
-__all__ = ["NAME", "WORKERS", "ClusterStatusReconciler", "setup"]
+#: probes the clusters this instance serves (Push on the control plane, its own in an agent);
+#: exempt from turns, and an agent probes whether or not it leads anything
+SPEC = ControllerSpec(NAME, reconciler=_new, kind=Cluster, tier=Tier.EXEMPT, workers=WORKERS, runs=Runs.BOTH,
+                      leader_elected=on_plane, watches=(Watch(Cluster, predicate=_wakes),))
+
+
+__all__ = ["NAME", "SPEC", "WORKERS", "ClusterStatusReconciler"]

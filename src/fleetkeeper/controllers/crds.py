@@ -22,10 +22,9 @@ import structlog
 from fleetkeeper.api.builtin import CustomResourceDefinition
 from fleetkeeper.api.crd import CUSTOM_KINDS, CustomKinds
 from fleetkeeper.api.meta import Unstructured
-from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.handler import FuncHandler
 from fleetkeeper.runtime.informer import Informer
-from fleetkeeper.runtime.manager import Manager
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs
 
 _log = structlog.get_logger("fleetkeeper.crds")
 
@@ -64,11 +63,15 @@ class CustomResourceDefinitions:
             _log.info("CustomResourceDefinition names not accepted", name=obj.name, reason=conflict.reason)
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """Watches CustomResourceDefinitions; registers the kinds they define in the scheme."""
-    informer = mgr.informers.informer_for(CustomResourceDefinition)
+def _subscribe(deps: Deps) -> None:
+    informer = deps.informers.informer_for(CustomResourceDefinition)
     definitions = CustomResourceDefinitions(informer)
     informer.add_handler(FuncHandler(definitions.sync))
 
 
-__all__ = ["CustomResourceDefinitions", "setup"]
+#: watches CustomResourceDefinitions; registers the kinds they define in the scheme (as they
+#: come: no queue, so a kind is known before any controller looks at a template of it)
+SPEC = ControllerSpec("crd-kinds", runnable=_subscribe, kind=CustomResourceDefinition, runs=Runs.PLANE)
+
+
+__all__ = ["SPEC", "CustomResourceDefinitions"]

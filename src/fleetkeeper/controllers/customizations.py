@@ -24,12 +24,11 @@ import structlog
 from fleetkeeper import errors
 from fleetkeeper.api.config import ResourceInterpreterCustomization
 from fleetkeeper.interpreter import Customization, Interpreter
-from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.handler import FuncHandler
 from fleetkeeper.runtime.informer import Informer
-from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
 from fleetkeeper.runtime.recorder import Recorder
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Watch
 
 CONTROLLER_NAME = "resource-interpreter-customization"
 REASON_INVALID = "InvalidCustomization"
@@ -87,14 +86,17 @@ class Customizations:
         return Result()
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """Watches ResourceInterpreterCustomizations; sets them on ``ctx.interpreter`` (and
-    records an event for a customization that cannot be used)."""
-    informer = mgr.informers.informer_for(ResourceInterpreterCustomization)
-    customizations = Customizations(ctx.interpreter, informer, ctx.recorder(CONTROLLER_NAME))
+def _new(deps: Deps) -> Customizations:
+    informer = deps.informers.informer_for(ResourceInterpreterCustomization)
+    customizations = Customizations(deps.ctx.interpreter, informer, deps.ctx.recorder(CONTROLLER_NAME))
     informer.add_handler(FuncHandler(customizations.sync))
-    controller = mgr.controller(CONTROLLER_NAME, customizations)
-    controller.watch(informer)
+    return customizations
 
 
-__all__ = ["CONTROLLER_NAME", "Customizations", "problem_of", "setup"]
+#: watches ResourceInterpreterCustomizations; sets them on the context's interpreter (and
+#: records an event for a customization that cannot be used)
+SPEC = ControllerSpec(CONTROLLER_NAME, reconciler=_new, kind=ResourceInterpreterCustomization,
+                      watches=(Watch(ResourceInterpreterCustomization),))
+
+
+__all__ = ["CONTROLLER_NAME", "SPEC", "Customizations", "problem_of"]

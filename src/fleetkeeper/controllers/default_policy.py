@@ -35,9 +35,10 @@ from fleetkeeper.api.taintpolicy import (
     MatchCondition,
     PolicyTaint,
 )
+from fleetkeeper.options import Options
 from fleetkeeper.runtime.backoff import Backoff
 from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.manager import Manager
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs
 
 NAME = "fleetkeeper-default-not-ready"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
@@ -99,11 +100,17 @@ class Installer:
             await self._ctx.clock.sleep(self._backoff.next())
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """Install the default policy once (control plane, when the option is on)."""
-    if ctx.scope.is_agent or not ctx.options.default_cluster_taint_policy:
-        return
-    mgr.add(Installer(ctx))
+def _wanted(options: Options) -> bool:
+    return options.default_cluster_taint_policy
 
 
-__all__ = ["NAME", "Installer", "default_taint_policy", "setup"]
+def _new(deps: Deps) -> Installer:
+    return Installer(deps.ctx)
+
+
+#: installs the default policy once (control plane, when the option is on)
+SPEC = ControllerSpec(Installer.name, runnable=_new, kind=ClusterTaintPolicy, runs=Runs.PLANE,
+                      enabled=_wanted)
+
+
+__all__ = ["NAME", "SPEC", "Installer", "default_taint_policy"]

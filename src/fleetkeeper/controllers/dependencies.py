@@ -31,12 +31,13 @@ from fleetkeeper.controllers import dependencies_rules as rules
 from fleetkeeper.controllers.bindings import binding_id
 from fleetkeeper.controllers.templates import Kind, NotSynced, TemplateCache, TemplateRef
 from fleetkeeper.controllers.writes import write
+from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.controller import Controller, awaiting_io
-from fleetkeeper.runtime.handler import EnqueueMapped
+from fleetkeeper.runtime.controller import Keys, awaiting_io
+from fleetkeeper.runtime.handler import EnqueueMapped, deleted
 from fleetkeeper.runtime.informer import Informer
-from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Watch, concurrent_syncs
 
 CONTROLLER_NAME = "dependencies-distributor"
 BY_DEPENDENCY = "dependency"
@@ -74,24 +75,18 @@ def _requiring(binding: ResourceBinding) -> list[Request]:
 class Distributor:
     """Attaches the dependencies of one independent ResourceBinding (see the module notes)."""
 
-    def __init__(self, ctx: Context, mgr: Manager) -> None:
+    def __init__(self, ctx: Context, informers: InformerFactory, keys: Keys) -> None:
         self._ctx = ctx
         self._recorder = ctx.recorder(CONTROLLER_NAME)
-        self._rbs: Informer[ResourceBinding] = mgr.informers.informer_for(ResourceBinding)
+        self._rbs: Informer[ResourceBinding] = informers.informer_for(ResourceBinding)
         for name, fn in ((BY_DEPENDENCY, dependency_index), (BY_DEPENDED_BY, depended_by_index)):
             with contextlib.suppress(ValueError):
                 self._rbs.add_indexer(name, fn)
-        self._controller: Controller | None = None
-        self.templates = TemplateCache(mgr.informers, self._object_handler)
-
-    def bind(self, controller: Controller) -> None:
-        self._controller = controller
-        controller.watch(self._rbs, predicate=binding_changed)
-        controller.watch(self._rbs, _requiring, predicate=lambda old, new: new is None)
+        self._keys = keys
+        self.templates = TemplateCache(informers, self._object_handler)
 
     def _object_handler(self, kind: Kind) -> EnqueueMapped[Resource]:
-        assert self._controller is not None
-        return EnqueueMapped(self._controller, self._bindings_of_object)
+        return EnqueueMapped(self._keys, self._bindings_of_object)
 
     def _bindings_of_object(self, obj: Resource) -> list[Request]:
         """The binding of a template, and the bindings depending on an object."""
@@ -242,12 +237,18 @@ class Distributor:
             await write(self._ctx.client, binding, change)
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """The dependencies distributor: watches ResourceBindings, their templates and the objects
-    they depend on; writes attached bindings and the dependencies annotation."""
-    distributor = Distributor(ctx, mgr)
-    controller = mgr.controller(CONTROLLER_NAME, distributor, workers=ctx.options.concurrent_syncs)
-    distributor.bind(controller)
+def _new(deps: Deps) -> Distributor:
+    return Distributor(deps.ctx, deps.informers, deps.keys)
 
 
-__all__ = ["CONTROLLER_NAME", "Distributor", "dependency_index", "setup"]
+#: the dependencies distributor: watches ResourceBindings (and, deleted, those they were
+#: required by), their templates and the objects they depend on; writes attached bindings and
+#: the dependencies annotation
+SPEC = ControllerSpec(
+    CONTROLLER_NAME, reconciler=_new, kind=ResourceBinding, workers=concurrent_syncs, runs=Runs.PLANE,
+    watches=(Watch(ResourceBinding, predicate=binding_changed),
+             Watch(ResourceBinding, _requiring, predicate=deleted)),
+)
+
+
+__all__ = ["CONTROLLER_NAME", "SPEC", "Distributor", "dependency_index"]

@@ -73,12 +73,13 @@ from fleetkeeper.controllers.templates import (
 )
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Operation
+from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.controller import Controller, awaiting_io
+from fleetkeeper.runtime.controller import Keys, awaiting_io
 from fleetkeeper.runtime.handler import EnqueueMapped, FuncHandler
 from fleetkeeper.runtime.informer import Informer
-from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Watch, concurrent_syncs
 
 CONTROLLER_NAME = "resource-detector"
 _log = structlog.get_logger("fleetkeeper.detector")
@@ -117,9 +118,8 @@ def _template_of_binding(binding: Binding) -> list[Request]:
 class Detector:
     """Reconciles one resource template (see the module notes)."""
 
-    def __init__(self, ctx: Context, mgr: Manager) -> None:
+    def __init__(self, ctx: Context, informers: InformerFactory, keys: Keys) -> None:
         self._ctx = ctx
-        informers = mgr.informers
         self._pps: Informer[PropagationPolicy] = informers.informer_for(PropagationPolicy)
         self._cpps: Informer[ClusterPropagationPolicy] = informers.informer_for(ClusterPropagationPolicy)
         self._rbs: Informer[ResourceBinding] = informers.informer_for(ResourceBinding)
@@ -130,21 +130,15 @@ class Detector:
         #: templates with a change not of Karmada's own making still to be reconciled → how many
         #: such changes came (a Lazy policy refreshes a binding only for these)
         self._user_wakes: dict[Request, int] = {}
-        self._controller: Controller | None = None
+        self._keys = keys
         self.templates = TemplateCache(informers, self._template_handler)
-
-    # ---------------------------------------------------------------- wiring
-    def bind(self, controller: Controller) -> None:
-        self._controller = controller
         self._pps.add_handler(FuncHandler(self._policy_changed))
         self._cpps.add_handler(FuncHandler(self._policy_changed))
         self._ops.add_handler(FuncHandler(self._override_added))
-        for informer in (self._rbs, self._crbs):
-            informer.add_handler(EnqueueMapped(controller, _template_of_binding, predicate=binding_changed))
 
+    # ---------------------------------------------------------------- wiring
     def _template_handler(self, kind: Kind) -> EnqueueMapped[Resource]:
-        assert self._controller is not None
-        return EnqueueMapped(self._controller, lambda obj: [template_request(TemplateRef.of(obj))],
+        return EnqueueMapped(self._keys, lambda obj: [template_request(TemplateRef.of(obj))],
                              predicate=self._template_event)
 
     def _template_event(self, old: Resource | None, new: Resource | None) -> bool:
@@ -173,7 +167,6 @@ class Detector:
 
     def _policy_changed(self, old: rules.Policy | None, new: rules.Policy | None) -> None:
         """Watch the kinds the policy names; wake the templates it may claim or release."""
-        assert self._controller is not None
         policies = [p for p in (old, new) if p is not None]
         ids = {rules.policy_id(p) for p in policies}
         kinds = {(s.api_version, s.kind) for p in policies for s in p.spec.resource_selectors}
@@ -191,10 +184,9 @@ class Detector:
 
     def _wake(self, request: Request, *, by_karmada: bool) -> None:
         """Queue a template for a policy's change; a Lazy policy's change is Karmada's own."""
-        assert self._controller is not None
         if not by_karmada:
             self._user_wake(request)
-        self._controller.enqueue(request)
+        self._keys.enqueue(request)
 
     def _override_added(self, old: OverridePolicy | None, new: OverridePolicy | None) -> None:
         """An OverridePolicy appeared: wake the templates of the policies that waited for it."""
@@ -383,12 +375,17 @@ class Detector:
             await write(self._ctx.client, template, change)
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """The detector: watches policies, bindings and every kind policies select; writes
-    bindings and the claim labels on templates."""
-    detector = Detector(ctx, mgr)
-    controller = mgr.controller(CONTROLLER_NAME, detector, workers=ctx.options.concurrent_syncs)
-    detector.bind(controller)
+def _new(deps: Deps) -> Detector:
+    return Detector(deps.ctx, deps.informers, deps.keys)
 
 
-__all__ = ["CONTROLLER_NAME", "Detector", "binding_changed", "setup", "template_changed"]
+#: the detector: watches policies, bindings and every kind policies select; writes bindings and
+#: the claim labels on templates
+SPEC = ControllerSpec(
+    CONTROLLER_NAME, reconciler=_new, workers=concurrent_syncs, runs=Runs.PLANE,
+    watches=(Watch(ResourceBinding, _template_of_binding, predicate=binding_changed),
+             Watch(ClusterResourceBinding, _template_of_binding, predicate=binding_changed)),
+)
+
+
+__all__ = ["CONTROLLER_NAME", "SPEC", "Detector", "binding_changed", "template_changed"]

@@ -8,7 +8,7 @@ are its own); its cluster becoming Ready (or starting to be deleted), which wake
 Work in the cluster's execution namespace — so work held while a cluster was away
 resumes the moment it is back, not after a backoff; and its member object being deleted
 behind Karmada's back (seen through the shared member caches of
-:mod:`~fleetkeeper.controllers.member_watch`), so the object is put back. Edits of a
+:mod:`~fleetkeeper.runtime.member_objects`), so the object is put back. Edits of a
 member object's spec are not watched: they are corrected the next time the Work changes.
 
 **Reconcile** (decisions in :mod:`~fleetkeeper.controllers.execution_rules`):
@@ -51,16 +51,17 @@ from fleetkeeper.controllers.bindings import (
     ensure_namespace_index,
     works_in_cluster,
 )
-from fleetkeeper.controllers.member_watch import MemberObjects, work_of_member_object
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Busy, Operation
 from fleetkeeper.members.interface import Member, bounded
+from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.controller import Controller, awaiting_io
+from fleetkeeper.runtime.controller import Keys, awaiting_io
 from fleetkeeper.runtime.handler import FuncHandler
 from fleetkeeper.runtime.informer import Informer
-from fleetkeeper.runtime.manager import Manager
+from fleetkeeper.runtime.member_objects import work_of_member_object
 from fleetkeeper.runtime.reconcile import Request, Result
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Tier, Watch, concurrent_syncs
 
 T = TypeVar("T")
 CONTROLLER_NAME = "execution-controller"
@@ -83,29 +84,25 @@ def manifest_stub(manifest: dict[str, Any]) -> Unstructured:
 class Execution:
     """Reconciles one Work (see the module notes)."""
 
-    def __init__(self, ctx: Context, mgr: Manager) -> None:
+    def __init__(self, ctx: Context, informers: InformerFactory, keys: Keys) -> None:
         self._ctx = ctx
         self._recorder = ctx.recorder(CONTROLLER_NAME)
-        self._works: Informer[Work] = mgr.informers.informer_for(Work)
-        self._clusters: Informer[Cluster] = mgr.informers.informer_for(Cluster)
+        self._works: Informer[Work] = informers.informer_for(Work)
+        self._clusters: Informer[Cluster] = informers.informer_for(Cluster)
         ensure_namespace_index(self._works)
         #: Work key → (its uid, {ordinal: the manifest last applied}): skips re-applying what the
         #: member already holds; a Work re-created under the same name starts afresh
         self._last: dict[str, tuple[str, dict[int, dict[str, Any]]]] = {}
-        self._objects = MemberObjects.shared(mgr, ctx)
-        self._controller: Controller | None = None
-
-    def bind(self, controller: Controller) -> None:
-        self._controller = controller
-        controller.watch(self._works, predicate=work_changed)
+        self._objects = ctx.member_objects
+        self._keys = keys
         self._clusters.add_handler(FuncHandler(self._cluster_changed))
         self._objects.subscribe(self._member_changed)
 
     def _member_changed(self, cluster: str, obj: dict[str, Any], deleted: bool) -> None:
         """A managed object deleted in a member wakes its Work (which puts it back)."""
         work = work_of_member_object(obj) if deleted else None
-        if work is not None and self._controller is not None:
-            self._controller.enqueue(Request(*work))
+        if work is not None:
+            self._keys.enqueue(Request(*work))
 
     def _cluster_changed(self, old: Cluster | None, new: Cluster | None) -> None:
         """A cluster that became Ready (or started deleting) wakes the Works held for it."""
@@ -114,10 +111,10 @@ class Execution:
         became_ready = rules.cluster_ready(new) and (old is None or not rules.cluster_ready(old))
         deleting = new.metadata.deletion_timestamp is not None and (
             old is None or old.metadata.deletion_timestamp is None)
-        if not (became_ready or deleting) or self._controller is None:
+        if not (became_ready or deleting):
             return
         for work in works_in_cluster(self._works, new.name):
-            self._controller.enqueue(Request(work.namespace, work.name))
+            self._keys.enqueue(Request(work.namespace, work.name))
 
     # ---------------------------------------------------------------- reconcile
     async def reconcile(self, request: Request) -> Result:
@@ -295,13 +292,16 @@ def _binding_subject(work: Work) -> Work | tl.Subject:
                       namespace=request.namespace or None)
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """The execution controller: watches Works and Clusters; writes member objects, the Work's
-    Applied/Dispatching conditions and its finalizer."""
-    execution = Execution(ctx, mgr)
-    controller = mgr.controller(CONTROLLER_NAME, execution, workers=ctx.options.concurrent_syncs,
-                                dispatch=True)
-    execution.bind(controller)
+def _new(deps: Deps) -> Execution:
+    return Execution(deps.ctx, deps.informers, deps.keys)
 
 
-__all__ = ["CONTROLLER_NAME", "Execution", "manifest_stub", "setup", "work_changed"]
+#: the execution controller: watches Works, Clusters and the managed objects in the members;
+#: writes member objects, the Work's Applied/Dispatching conditions and its finalizer (dispatch:
+#: carries the failover's decisions; in a Pull agent, for its own cluster)
+SPEC = ControllerSpec(CONTROLLER_NAME, reconciler=_new, kind=Work, tier=Tier.DISPATCH,
+                      workers=concurrent_syncs, runs=Runs.BOTH,
+                      watches=(Watch(Work, predicate=work_changed),))
+
+
+__all__ = ["CONTROLLER_NAME", "SPEC", "Execution", "manifest_stub", "work_changed"]

@@ -33,9 +33,8 @@ from fleetkeeper.api import constants
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.conditions import get_condition, is_condition_true
 from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding
-from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.informer import Informer
-from fleetkeeper.runtime.manager import Manager
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs
 
 READY_STATUSES = ("True", "False", "Unknown")
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -114,14 +113,15 @@ class FleetMetrics:
             COLLECTOR.planes.remove(self.caches)
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """Export the fleet's state (control planes, not Pull agents)."""
-    if ctx.scope.is_agent:
-        return
-    informers = mgr.informers
-    mgr.add(FleetMetrics(Caches(informers.informer_for(Cluster), informers.informer_for(ResourceBinding),
-                                informers.informer_for(ClusterResourceBinding))))
+def _new(deps: Deps) -> FleetMetrics:
+    informers = deps.informers
+    return FleetMetrics(Caches(informers.informer_for(Cluster), informers.informer_for(ResourceBinding),
+                               informers.informer_for(ClusterResourceBinding)))
 
 
-__all__ = ["BINDING_STATES", "COLLECTOR", "EFFECTS", "READY_STATUSES", "Caches", "FleetCollector",
-           "FleetMetrics", "setup"]
+#: exports the fleet's state (control planes, not Pull agents)
+SPEC = ControllerSpec(FleetMetrics.name, runnable=_new, runs=Runs.PLANE, leader_elected=False)
+
+
+__all__ = ["BINDING_STATES", "COLLECTOR", "EFFECTS", "READY_STATUSES", "SPEC", "Caches", "FleetCollector",
+           "FleetMetrics"]

@@ -40,10 +40,10 @@ from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBindin
 from fleetkeeper.controllers import eviction_rules as rules
 from fleetkeeper.controllers.writes import Step, write_planned
 from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.controller import Controller
+from fleetkeeper.runtime.handler import Enqueuer
 from fleetkeeper.runtime.informer import Informer
-from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Watch, concurrent_syncs
 
 NAME = "graceful-eviction-controller"
 #: index of the binding informers: source cluster of a task → bindings
@@ -157,9 +157,9 @@ def _has_tasks(old: Binding | None, new: Binding | None) -> bool:
 class _ClusterEvents:
     """A change of a cluster wakes the bindings with a task from it (recovery may clear them)."""
 
-    def __init__(self, reconciler: GracefulEvictionReconciler, controller: Controller) -> None:
+    def __init__(self, reconciler: GracefulEvictionReconciler, keys: Enqueuer) -> None:
         self._reconciler = reconciler
-        self._controller = controller
+        self._keys = keys
 
     def on_add(self, obj: Cluster) -> None:
         self._wake(obj)
@@ -173,23 +173,26 @@ class _ClusterEvents:
 
     def _wake(self, cluster: Cluster) -> None:
         for request in self._reconciler.bindings_from(cluster.name):
-            self._controller.enqueue(request)
+            self._keys.enqueue(request)
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """End eviction tasks safely (control plane only)."""
-    if ctx.scope.is_agent:
-        return
-    clusters = mgr.informers.informer_for(Cluster)
-    rbs = mgr.informers.informer_for(ResourceBinding)
-    crbs = mgr.informers.informer_for(ClusterResourceBinding)
+def _new(deps: Deps) -> GracefulEvictionReconciler:
+    clusters = deps.informers.informer_for(Cluster)
+    rbs = deps.informers.informer_for(ResourceBinding)
+    crbs = deps.informers.informer_for(ClusterResourceBinding)
     rbs.add_indexer(BY_SOURCE, _sources)
     crbs.add_indexer(BY_SOURCE, _sources)
-    reconciler = GracefulEvictionReconciler(ctx, clusters, rbs, crbs)
-    controller = mgr.controller(NAME, reconciler, workers=ctx.options.concurrent_syncs)
-    controller.watch(rbs, predicate=_has_tasks)
-    controller.watch(crbs, predicate=_has_tasks)
-    clusters.add_handler(_ClusterEvents(reconciler, controller))
+    reconciler = GracefulEvictionReconciler(deps.ctx, clusters, rbs, crbs)
+    clusters.add_handler(_ClusterEvents(reconciler, deps.keys))
+    return reconciler
 
 
-__all__ = ["BY_SOURCE", "NAME", "GracefulEvictionReconciler", "setup"]
+#: ends eviction tasks safely (control plane only)
+SPEC = ControllerSpec(
+    NAME, reconciler=_new, kind=ResourceBinding, workers=concurrent_syncs, runs=Runs.PLANE,
+    watches=(Watch(ResourceBinding, predicate=_has_tasks),
+             Watch(ClusterResourceBinding, predicate=_has_tasks)),
+)
+
+
+__all__ = ["BY_SOURCE", "NAME", "SPEC", "GracefulEvictionReconciler"]

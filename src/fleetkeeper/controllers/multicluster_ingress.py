@@ -39,8 +39,8 @@ from fleetkeeper.controllers import multicluster_ingress_rules as rules
 from fleetkeeper.controllers import writes
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.informer import Informer
-from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Tier, Watch, concurrent_syncs
 
 NAME = "multiclusteringress-controller"
 #: MCI index: ``<namespace>/<service>`` for each backend Service
@@ -129,17 +129,12 @@ def _cluster_wakes(old: Cluster | None, new: Cluster | None) -> bool:
     return rules.traffic_controlled(old) != rules.traffic_controlled(new)
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """Maintain MCI service locations and traffic blocks (control plane only)."""
-    if ctx.scope.is_agent:
-        return
-    mcis = mgr.informers.informer_for(MultiClusterIngress)
-    bindings = mgr.informers.informer_for(ResourceBinding)
-    clusters = mgr.informers.informer_for(Cluster)
+def _new(deps: Deps) -> IngressReconciler:
+    mcis = deps.informers.informer_for(MultiClusterIngress)
+    bindings = deps.informers.informer_for(ResourceBinding)
+    clusters = deps.informers.informer_for(Cluster)
     mcis.add_indexer(BY_SERVICE, _backend_keys)
     mcis.add_indexer(BY_LOCATION, _location_clusters)
-    controller = mgr.controller(NAME, IngressReconciler(ctx, mcis, bindings, clusters),
-                                workers=ctx.options.concurrent_syncs, wait_turn=False)
 
     def mcis_of_binding(binding: ResourceBinding) -> Iterable[Request]:
         key = f"{binding.namespace}/{binding.spec.resource.name}"
@@ -148,9 +143,15 @@ def setup(mgr: Manager, ctx: Context) -> None:
     def mcis_of_cluster(cluster: Cluster) -> Iterable[Request]:
         return [Request.for_object(mci) for mci in mcis.by_index(BY_LOCATION, cluster.name)]
 
-    controller.watch(mcis)
-    controller.watch(bindings, mcis_of_binding, predicate=_binding_wakes)
-    controller.watch(clusters, mcis_of_cluster, predicate=_cluster_wakes)
+    deps.keys.watch(bindings, mcis_of_binding, predicate=_binding_wakes)
+    deps.keys.watch(clusters, mcis_of_cluster, predicate=_cluster_wakes)
+    return IngressReconciler(deps.ctx, mcis, bindings, clusters)
 
 
-__all__ = ["BY_LOCATION", "BY_SERVICE", "NAME", "IngressReconciler", "setup"]
+#: maintains MCI service locations and traffic blocks (control plane only; exempt from turns:
+#: the traffic path never waits behind a rescheduling)
+SPEC = ControllerSpec(NAME, reconciler=_new, kind=MultiClusterIngress, tier=Tier.EXEMPT,
+                      workers=concurrent_syncs, runs=Runs.PLANE, watches=(Watch(MultiClusterIngress),))
+
+
+__all__ = ["BY_LOCATION", "BY_SERVICE", "NAME", "SPEC", "IngressReconciler"]

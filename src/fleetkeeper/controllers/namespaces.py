@@ -37,8 +37,8 @@ from fleetkeeper.api.core import Namespace
 from fleetkeeper.api.scheme import SCHEME, ResourceInfo
 from fleetkeeper.controllers import namespace_rules as rules
 from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Watch
 
 CONTROLLER_NAME = "namespace-cleanup"
 #: how often a terminating namespace whose objects are still being deleted is looked at again
@@ -133,13 +133,13 @@ def _deleting(old: Namespace | None, new: Namespace | None) -> bool:
             or old.metadata.finalizers != new.metadata.finalizers)
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """Watches Namespaces; empties and finalizes the deleted ones (control planes, not Pull agents)."""
-    if ctx.scope.is_agent:
-        return
-    namespaces = mgr.informers.informer_for(Namespace)
-    controller = mgr.controller(CONTROLLER_NAME, NamespaceCleanup(ctx))
-    controller.watch(namespaces, predicate=_deleting)
+def _new(deps: Deps) -> NamespaceCleanup:
+    return NamespaceCleanup(deps.ctx)
 
 
-__all__ = ["CONTROLLER_NAME", "RETRY_SECONDS", "NamespaceCleanup", "setup"]
+#: watches Namespaces; empties and finalizes the deleted ones (control planes, not Pull agents)
+SPEC = ControllerSpec(CONTROLLER_NAME, reconciler=_new, kind=Namespace, runs=Runs.PLANE,
+                      watches=(Watch(Namespace, predicate=_deleting),))
+
+
+__all__ = ["CONTROLLER_NAME", "RETRY_SECONDS", "SPEC", "NamespaceCleanup"]

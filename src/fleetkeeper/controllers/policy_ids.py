@@ -21,8 +21,8 @@ from fleetkeeper.controllers import detector_rules as rules
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.informer import Informer
-from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Watch
 
 CONTROLLER_NAME = "policy-permanent-id"
 
@@ -63,13 +63,17 @@ def _unlabelled(old: rules.Policy | None, new: rules.Policy | None) -> bool:
     return new is not None and not new.labels().get(id_label(new))
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """Watches PropagationPolicies and ClusterPropagationPolicies; writes their permanent-id label."""
-    pps = mgr.informers.informer_for(PropagationPolicy)
-    cpps = mgr.informers.informer_for(ClusterPropagationPolicy)
-    controller = mgr.controller(CONTROLLER_NAME, PolicyIds(ctx, pps, cpps))
-    controller.watch(pps, predicate=_unlabelled)
-    controller.watch(cpps, predicate=_unlabelled)
+def _new(deps: Deps) -> PolicyIds:
+    return PolicyIds(deps.ctx, deps.informers.informer_for(PropagationPolicy),
+                     deps.informers.informer_for(ClusterPropagationPolicy))
 
 
-__all__ = ["CONTROLLER_NAME", "PolicyIds", "labelled", "setup"]
+#: watches PropagationPolicies and ClusterPropagationPolicies; writes their permanent-id label
+SPEC = ControllerSpec(
+    CONTROLLER_NAME, reconciler=_new, kind=PropagationPolicy,
+    watches=(Watch(PropagationPolicy, predicate=_unlabelled),
+             Watch(ClusterPropagationPolicy, predicate=_unlabelled)),
+)
+
+
+__all__ = ["CONTROLLER_NAME", "SPEC", "PolicyIds", "labelled"]

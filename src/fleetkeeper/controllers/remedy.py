@@ -29,11 +29,10 @@ from fleetkeeper.api.remedy import Remedy
 from fleetkeeper.controllers import remedy_rules as rules
 from fleetkeeper.controllers import writes
 from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.controller import Controller
-from fleetkeeper.runtime.handler import FuncHandler
+from fleetkeeper.runtime.handler import Enqueuer, FuncHandler
 from fleetkeeper.runtime.informer import Informer
-from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Tier, Watch, concurrent_syncs
 
 NAME = "remedy-controller"
 
@@ -72,27 +71,28 @@ class RemedyReconciler:
         return Result()
 
 
-def _remedy_handler(controller: Controller, clusters: Informer[Cluster]) -> FuncHandler[Remedy]:
+def _remedy_handler(keys: Enqueuer, clusters: Informer[Cluster]) -> FuncHandler[Remedy]:
     def on_change(old: Remedy | None, new: Remedy | None) -> None:
         if old is not None and new is not None and old.spec == new.spec:
             return
         names = [c.name for c in clusters.list()]
         for name in rules.clusters_of_remedy_change(old, new, names):
-            controller.enqueue(Request("", name))
+            keys.enqueue(Request("", name))
 
     return FuncHandler(on_change)
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """Set remedy actions on clusters (control plane only)."""
-    if ctx.scope.is_agent:
-        return
-    clusters = mgr.informers.informer_for(Cluster)
-    remedies = mgr.informers.informer_for(Remedy)
-    controller = mgr.controller(NAME, RemedyReconciler(ctx, clusters, remedies),
-                                workers=ctx.options.concurrent_syncs, wait_turn=False)
-    controller.watch(clusters, predicate=rules.cluster_wakes)
-    remedies.add_handler(_remedy_handler(controller, clusters))
+def _new(deps: Deps) -> RemedyReconciler:
+    clusters = deps.informers.informer_for(Cluster)
+    remedies = deps.informers.informer_for(Remedy)
+    remedies.add_handler(_remedy_handler(deps.keys, clusters))
+    return RemedyReconciler(deps.ctx, clusters, remedies)
 
 
-__all__ = ["NAME", "RemedyReconciler", "setup"]
+#: sets remedy actions on clusters (control plane only; exempt from turns: taking a broken
+#: cluster out of traffic never waits)
+SPEC = ControllerSpec(NAME, reconciler=_new, kind=Cluster, tier=Tier.EXEMPT, workers=concurrent_syncs,
+                      runs=Runs.PLANE, watches=(Watch(Cluster, predicate=rules.cluster_wakes),))
+
+
+__all__ = ["NAME", "SPEC", "RemedyReconciler"]

@@ -54,16 +54,16 @@ from fleetkeeper.controllers import eviction_rules as evictions
 from fleetkeeper.controllers import taint_manager_rules as rules
 from fleetkeeper.controllers.writes import Step, write_planned
 from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.controller import Controller
+from fleetkeeper.runtime.controller import Controller, Keys
 from fleetkeeper.runtime.informer import Informer
-from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import FuncReconciler, Request, Result
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Tier, concurrent_syncs
 
 NAME = "taint-manager"
 #: index of the binding informers: target cluster name → bindings
 BY_CLUSTER = "taint-manager/spec.clusters"
 #: eviction workers when unthrottled (few: evictions go first anyway, and fewer busy workers keep
-#: the event loop's turns short — see ``SCHEDULER_WORKERS`` in cmd.app), and when paced (Karmada's three)
+#: the event loop's turns short — see the scheduler's ``WORKERS``), and when paced (Karmada's three)
 WORKERS = 2
 PACED_WORKERS = 3
 #: the fan-out yields to the event loop after this many bindings
@@ -102,8 +102,10 @@ class TaintManager:
         self._held: set[Request] = set()
         #: cluster → bindings told to tolerate its NoExecute taints (until it has none)
         self._tolerating: dict[str, set[str]] = {}
-        self.fanout: Controller | None = None
-        self.evictions: Controller | None = None
+        #: the two queues (see the module notes): tainted clusters, bindings to evict (highest
+        #: ``schedulePriority`` first)
+        self.fanout = Keys(NAME, clock=ctx.clock)
+        self.evictions = Keys(f"{NAME}-eviction", clock=ctx.clock, priority=self.priority_of)
 
     @property
     def enabled(self) -> bool:
@@ -133,7 +135,6 @@ class TaintManager:
             return None
 
     def _queue(self, binding: Binding, decision: rules.Decision) -> None:
-        assert self.evictions is not None
         if decision.action == "now":
             self.evictions.enqueue(Request.for_object(binding))
         elif decision.action == "later":
@@ -142,7 +143,6 @@ class TaintManager:
     # ---------------------------------------------------------------- events
     def cluster_changed(self, cluster: Cluster | None) -> None:
         """A cluster event: refresh the breaker, fan the cluster out if it carries NoExecute taints."""
-        assert self.fanout is not None
         before = self.breaker.open
         threshold = self._ctx.options.eviction_circuit_breaker_threshold
         self.breaker = rules.breaker(self._clusters.list(), threshold)
@@ -334,25 +334,27 @@ class _BindingEvents:
         """A deleted binding has nothing left to evict."""
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """NoExecute eviction (control plane only)."""
-    if ctx.scope.is_agent:
-        return
-    clusters = mgr.informers.informer_for(Cluster)
-    rbs = mgr.informers.informer_for(ResourceBinding)
-    crbs = mgr.informers.informer_for(ClusterResourceBinding)
+def _new(deps: Deps) -> Controller:
+    """The eviction controller (the fan-out's runs alongside), over one :class:`TaintManager`."""
+    clusters = deps.informers.informer_for(Cluster)
+    rbs = deps.informers.informer_for(ResourceBinding)
+    crbs = deps.informers.informer_for(ClusterResourceBinding)
     rbs.add_indexer(BY_CLUSTER, _targets)
     crbs.add_indexer(BY_CLUSTER, _targets)
-    manager = TaintManager(ctx, clusters, rbs, crbs)
-    paced = ctx.options.resource_eviction_rate > 0
-    manager.evictions = mgr.controller(f"{NAME}-eviction", FuncReconciler(manager.evict),
-                                       workers=PACED_WORKERS if paced else WORKERS, critical=True,
-                                       priority=manager.priority_of)
-    manager.fanout = mgr.controller(NAME, FuncReconciler(manager.fan_out),
-                                    workers=ctx.options.concurrent_syncs, critical=True)
+    manager = TaintManager(deps.ctx, clusters, rbs, crbs)
+    paced = deps.ctx.options.resource_eviction_rate > 0
+    evictions = deps.controller(f"{NAME}-eviction", FuncReconciler(manager.evict), keys=manager.evictions,
+                                workers=PACED_WORKERS if paced else WORKERS, tier=Tier.CRITICAL)
+    deps.add(deps.controller(NAME, FuncReconciler(manager.fan_out), keys=manager.fanout,
+                             workers=concurrent_syncs(deps.ctx.options), tier=Tier.CRITICAL))
     clusters.add_handler(_ClusterEvents(manager))
     rbs.add_handler(_BindingEvents(manager))
     crbs.add_handler(_BindingEvents(manager))
+    return evictions
 
 
-__all__ = ["BY_CLUSTER", "NAME", "WORKERS", "TaintManager", "setup"]
+#: NoExecute eviction (control plane only): two critical queues over one state
+SPEC = ControllerSpec(NAME, runnable=_new, kind=ResourceBinding, runs=Runs.PLANE)
+
+
+__all__ = ["BY_CLUSTER", "NAME", "SPEC", "WORKERS", "TaintManager"]

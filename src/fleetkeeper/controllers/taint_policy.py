@@ -26,10 +26,10 @@ from fleetkeeper.api.taintpolicy import ClusterTaintPolicy
 from fleetkeeper.controllers import taint_policy_rules as rules
 from fleetkeeper.controllers.writes import Step, write_planned
 from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.controller import Controller
+from fleetkeeper.runtime.handler import Enqueuer
 from fleetkeeper.runtime.informer import Informer
-from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Tier, Watch, concurrent_syncs
 
 NAME = "cluster-taint-policy-controller"
 WRITE_ATTEMPTS = 5
@@ -97,8 +97,8 @@ def _conditions_changed(old: Cluster | None, new: Cluster | None) -> bool:
 class PolicyEvents:
     """A policy created or changed wakes every cluster it targets."""
 
-    def __init__(self, controller: Controller, clusters: Informer[Cluster]) -> None:
-        self._controller = controller
+    def __init__(self, keys: Enqueuer, clusters: Informer[Cluster]) -> None:
+        self._keys = keys
         self._clusters = clusters
 
     def on_add(self, obj: ClusterTaintPolicy) -> None:
@@ -114,19 +114,19 @@ class PolicyEvents:
     def _fan_out(self, policy: ClusterTaintPolicy) -> None:
         for cluster in self._clusters.list():
             if rules.targets(policy, cluster):
-                self._controller.enqueue(Request.for_object(cluster))
+                self._keys.enqueue(Request.for_object(cluster))
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """Taint clusters by conditions (control plane only)."""
-    if ctx.scope.is_agent:
-        return
-    clusters = mgr.informers.informer_for(Cluster)
-    policies = mgr.informers.informer_for(ClusterTaintPolicy)
-    controller = mgr.controller(NAME, TaintPolicyReconciler(ctx, clusters, policies),
-                                workers=ctx.options.concurrent_syncs, wait_turn=False)
-    controller.watch(clusters, predicate=_conditions_changed)
-    policies.add_handler(PolicyEvents(controller, clusters))
+def _new(deps: Deps) -> TaintPolicyReconciler:
+    clusters = deps.informers.informer_for(Cluster)
+    policies = deps.informers.informer_for(ClusterTaintPolicy)
+    policies.add_handler(PolicyEvents(deps.keys, clusters))
+    return TaintPolicyReconciler(deps.ctx, clusters, policies)
 
 
-__all__ = ["NAME", "PolicyEvents", "TaintPolicyReconciler", "setup"]
+#: taints clusters by conditions (control plane only; exempt from turns: detection never waits)
+SPEC = ControllerSpec(NAME, reconciler=_new, kind=Cluster, tier=Tier.EXEMPT, workers=concurrent_syncs,
+                      runs=Runs.PLANE, watches=(Watch(Cluster, predicate=_conditions_changed),))
+
+
+__all__ = ["NAME", "SPEC", "PolicyEvents", "TaintPolicyReconciler"]

@@ -3,7 +3,7 @@
 It serves the Works of the clusters ``ctx.scope`` serves, like the execution controller.
 
 **Reading the members.** Member objects are read from list+watch caches of the objects
-Karmada manages (:mod:`~fleetkeeper.controllers.member_watch`), one per (cluster, kind),
+Karmada manages (:mod:`~fleetkeeper.runtime.member_objects`), one per (cluster, kind),
 started the first time a Work of that cluster and kind is applied. A change of a member
 object — a Deployment's ``readyReplicas`` going from 0 to 3 — enqueues its Work (found
 through the object's ``work.karmada.io/namespace|name`` annotations). A member that
@@ -38,15 +38,16 @@ from fleetkeeper.api.work import ManifestStatus, Work
 from fleetkeeper.controllers import status_rules as rules
 from fleetkeeper.controllers.bindings import cluster_of_work, ensure_namespace_index, works_in_cluster
 from fleetkeeper.controllers.execution_rules import cluster_ready, ref_of
-from fleetkeeper.controllers.member_watch import MemberObjects, work_of_member_object
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Operation
+from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.controller import Controller, awaiting_io
+from fleetkeeper.runtime.controller import Keys, awaiting_io
 from fleetkeeper.runtime.handler import Delayed, EnqueueMapped, FuncHandler
 from fleetkeeper.runtime.informer import Informer
-from fleetkeeper.runtime.manager import Manager
+from fleetkeeper.runtime.member_objects import work_of_member_object
 from fleetkeeper.runtime.reconcile import Request, Result
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, concurrent_syncs
 
 CONTROLLER_NAME = "work-status-controller"
 #: a member object's changes come in bursts (a Deployment's status moves several times while
@@ -70,26 +71,22 @@ def work_changed(old: Work | None, new: Work | None) -> bool:
 class WorkStatus:
     """Reconciles the manifest statuses of one Work (see the module notes)."""
 
-    def __init__(self, ctx: Context, mgr: Manager) -> None:
+    def __init__(self, ctx: Context, informers: InformerFactory, keys: Keys) -> None:
         self._ctx = ctx
         self._recorder = ctx.recorder(CONTROLLER_NAME)
-        self._works: Informer[Work] = mgr.informers.informer_for(Work)
-        self._clusters: Informer[Cluster] = mgr.informers.informer_for(Cluster)
+        self._works: Informer[Work] = informers.informer_for(Work)
+        self._clusters: Informer[Cluster] = informers.informer_for(Cluster)
         ensure_namespace_index(self._works)
-        self.objects = MemberObjects.shared(mgr, ctx)
+        self.objects = ctx.member_objects
         self.objects.subscribe(self._member_changed)
-        self._controller: Controller | None = None
-
-    def bind(self, controller: Controller) -> None:
-        self._controller = controller
-        self._works.add_handler(EnqueueMapped(Delayed(controller, MEMBER_EVENT_DELAY),
-                                              predicate=work_changed))
+        self._keys = keys
+        self._works.add_handler(EnqueueMapped(Delayed(keys, MEMBER_EVENT_DELAY), predicate=work_changed))
         self._clusters.add_handler(FuncHandler(self._cluster_changed))
 
     def _member_changed(self, cluster: str, obj: dict[str, Any], deleted: bool) -> None:
         work = work_of_member_object(obj)
-        if work is not None and self._controller is not None:
-            self._controller.enqueue_after(Request(*work), MEMBER_EVENT_DELAY)
+        if work is not None:
+            self._keys.enqueue_after(Request(*work), MEMBER_EVENT_DELAY)
 
     def _cluster_changed(self, old: Cluster | None, new: Cluster | None) -> None:
         if new is None:
@@ -99,9 +96,8 @@ class WorkStatus:
         ready = is_condition_true(new.status.conditions, constants.COND_READY)
         if old is not None and ready == is_condition_true(old.status.conditions, constants.COND_READY):
             return
-        if self._controller is not None:
-            for work in works_in_cluster(self._works, new.name):
-                self._controller.enqueue(Request(work.namespace, work.name))
+        for work in works_in_cluster(self._works, new.name):
+            self._keys.enqueue(Request(work.namespace, work.name))
 
     # ---------------------------------------------------------------- reconcile
     async def reconcile(self, request: Request) -> Result:
@@ -164,12 +160,13 @@ class WorkStatus:
             await write(self._ctx.client, work, change, subresource="status")
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """The work-status controller: watches Works, Clusters and the managed objects in the
-    members; writes ``Work.status.manifestStatuses``."""
-    reconciler = WorkStatus(ctx, mgr)
-    controller = mgr.controller(CONTROLLER_NAME, reconciler, workers=ctx.options.concurrent_syncs)
-    reconciler.bind(controller)
+def _new(deps: Deps) -> WorkStatus:
+    return WorkStatus(deps.ctx, deps.informers, deps.keys)
 
 
-__all__ = ["CONTROLLER_NAME", "WorkStatus", "setup", "work_changed"]
+#: the work-status controller: watches Works (a little later), Clusters and the managed objects in
+#: the members; writes ``Work.status.manifestStatuses`` (in a Pull agent, for its own cluster)
+SPEC = ControllerSpec(CONTROLLER_NAME, reconciler=_new, kind=Work, workers=concurrent_syncs, runs=Runs.BOTH)
+
+
+__all__ = ["CONTROLLER_NAME", "SPEC", "WorkStatus", "work_changed"]

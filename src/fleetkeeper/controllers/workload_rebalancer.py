@@ -30,11 +30,12 @@ from fleetkeeper.api.apps import (
 from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBinding
 from fleetkeeper.controllers import workload_rebalancer_rules as rules
 from fleetkeeper.controllers.writes import write
+from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.handler import generation_changed
 from fleetkeeper.runtime.informer import Informer
-from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.reconcile import Request, Result
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Watch
 
 CONTROLLER_NAME = "workload-rebalancer"
 #: how soon a workload whose binding could not be written is tried again
@@ -44,10 +45,9 @@ RETRY_SECONDS = 5.0
 class WorkloadRebalancerController:
     """Reconciles one WorkloadRebalancer (see the module notes)."""
 
-    def __init__(self, ctx: Context, mgr: Manager) -> None:
+    def __init__(self, ctx: Context, informers: InformerFactory) -> None:
         self._ctx = ctx
         self._recorder = ctx.recorder(CONTROLLER_NAME)
-        informers = mgr.informers
         self.rebalancers: Informer[WorkloadRebalancer] = informers.informer_for(WorkloadRebalancer)
         self._rbs: Informer[ResourceBinding] = informers.informer_for(ResourceBinding)
         self._crbs: Informer[ClusterResourceBinding] = informers.informer_for(ClusterResourceBinding)
@@ -128,13 +128,13 @@ class WorkloadRebalancerController:
         return None
 
 
-def setup(mgr: Manager, ctx: Context) -> None:
-    """WorkloadRebalancers (control plane only)."""
-    if ctx.scope.is_agent:
-        return
-    reconciler = WorkloadRebalancerController(ctx, mgr)
-    controller = mgr.controller(CONTROLLER_NAME, reconciler)
-    controller.watch(reconciler.rebalancers, predicate=generation_changed)
+def _new(deps: Deps) -> WorkloadRebalancerController:
+    return WorkloadRebalancerController(deps.ctx, deps.informers)
 
 
-__all__ = ["CONTROLLER_NAME", "RETRY_SECONDS", "WorkloadRebalancerController", "setup"]
+#: WorkloadRebalancers (control plane only)
+SPEC = ControllerSpec(CONTROLLER_NAME, reconciler=_new, kind=WorkloadRebalancer, runs=Runs.PLANE,
+                      watches=(Watch(WorkloadRebalancer, predicate=generation_changed),))
+
+
+__all__ = ["CONTROLLER_NAME", "RETRY_SECONDS", "SPEC", "WorkloadRebalancerController"]

@@ -7,6 +7,7 @@ Data flows through one noun per module, as in controller-runtime::
           └──────────────── client (local | rest) ◀─────────── writes ─────────────┘
 
     manager: caches → sync → plain runnables → (leaderelection) → controllers
+    spec: what a controller module declares; the wiring layer installs it on a manager
 
 A reconciler implements ``async def reconcile(self, request: Request) -> Result``;
 everything else here exists so that it is called once per changed key, never twice
@@ -16,7 +17,7 @@ This package imports only ``api``, ``client`` (protocols), ``clock`` and ``error
 
 from fleetkeeper.runtime.backoff import Backoff
 from fleetkeeper.runtime.cache import InformerFactory
-from fleetkeeper.runtime.controller import Controller, Source, current_reconcile_id
+from fleetkeeper.runtime.controller import Controller, Keys, Source, current_reconcile_id
 from fleetkeeper.runtime.handler import (
     EnqueueMapped,
     EventHandler,
@@ -38,13 +39,14 @@ from fleetkeeper.runtime.ratelimit import (
     default_rate_limiter,
 )
 from fleetkeeper.runtime.reconcile import FuncReconciler, Reconciler, Request, Result, TerminalError
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Tier, Watch
 from fleetkeeper.runtime.workqueue import ShutDown, Workqueue
 
 __all__ = [
-    "Backoff", "Controller", "EnqueueMapped", "EventHandler", "FuncHandler", "FuncReconciler", "IndexFunc",
-    "Indexer", "Informer", "InformerFactory", "ItemExponential", "LeaderElectionConfig", "LeaderElector",
-    "LeaseClient", "ListWatcher", "Manager", "MapFunc", "MaxOf", "Metrics", "NoMetrics", "Predicate",
-    "PrometheusMetrics", "RateLimiter", "Reconciler", "Request", "Result", "Runnable", "ShutDown", "Source",
-    "TerminalError", "TokenBucket", "Workqueue", "current_reconcile_id", "default_rate_limiter",
-    "generation_changed",
+    "Backoff", "Controller", "ControllerSpec", "Deps", "EnqueueMapped", "EventHandler", "FuncHandler",
+    "FuncReconciler", "IndexFunc", "Indexer", "Informer", "InformerFactory", "ItemExponential", "Keys",
+    "LeaderElectionConfig", "LeaderElector", "LeaseClient", "ListWatcher", "Manager", "MapFunc", "MaxOf",
+    "Metrics", "NoMetrics", "Predicate", "PrometheusMetrics", "RateLimiter", "Reconciler", "Request",
+    "Result", "Runnable", "Runs", "ShutDown", "Source", "TerminalError", "Tier", "TokenBucket", "Watch",
+    "Workqueue", "current_reconcile_id", "default_rate_limiter", "generation_changed",
 ]

@@ -1,9 +1,12 @@
 """What every controller is built from, and which clusters it serves.
 
-Controllers are constructed by one ``setup(mgr, ctx)`` function per module (the
-wiring layer calls them); everything they may touch comes in :class:`Context` — the
-typed client, the Clock, the Options, the member pool, the resource interpreter and
-a recorder factory — so no controller reaches for a global or a backend.
+Controllers are built from the spec each module declares
+(:class:`~fleetkeeper.runtime.spec.ControllerSpec`); everything they may touch comes in
+:class:`Context` — the typed client, the Clock, the Options, the member pool, the resource
+interpreter, and the services a plane's controllers share: the sink their Events and
+timeline entries are written through (a recorder factory over it) and the caches of the
+member clusters' managed objects. The wiring layer (``cmd``) builds it, so no controller
+reaches for a global or a backend.
 
 :class:`Scope` says which member clusters a controller instance serves. The control
 plane serves every ``Push`` cluster; a Pull agent runs the *same* controllers scoped
@@ -23,7 +26,8 @@ from fleetkeeper.clock import Clock
 from fleetkeeper.interpreter import Interpreter
 from fleetkeeper.members.interface import MemberPool
 from fleetkeeper.options import Options
-from fleetkeeper.runtime.recorder import Recorder
+from fleetkeeper.runtime.member_objects import MemberObjects
+from fleetkeeper.runtime.recorder import Recorder, Sink
 
 
 @dataclass(frozen=True)
@@ -56,18 +60,22 @@ class Scope:
 
 @dataclass
 class Context:
-    """Dependencies handed to every controller's ``setup``."""
+    """Dependencies handed to every controller's factory."""
 
     client: Client
     clock: Clock
     options: Options
     members: MemberPool
     interpreter: Interpreter
+    #: where every recorder of the plane writes (one per client: records keep their order)
+    sink: Sink
+    #: the managed objects in the members, watched once for every controller of the plane
+    member_objects: MemberObjects
     scope: Scope = field(default_factory=Scope)
 
     def recorder(self, component: str) -> Recorder:
         """A recorder writing Events and timeline entries as ``component``."""
-        return Recorder(self.client, self.clock, component)
+        return Recorder(self.sink, self.clock, component)
 
 
 __all__ = ["Context", "Scope"]

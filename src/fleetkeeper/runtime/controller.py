@@ -114,6 +114,32 @@ class Source(Protocol[T_co]):
     def add_handler(self, handler: EventHandler[T_co]) -> None: ...
 
 
+class Keys:
+    """A controller's queue as its reconciler and event handlers see it: keys go in.
+
+    Made before the reconciler (see :mod:`~fleetkeeper.runtime.spec`), so a reconciler that
+    enqueues keys of its own gets them at construction."""
+
+    def __init__(self, name: str, *, clock: Clock, rate_limiter: RateLimiter | None = None,
+                 priority: Callable[[Request], int] | None = None) -> None:
+        #: ``priority``: ready keys come out highest priority first (see the workqueue)
+        self.queue: Workqueue[Request] = Workqueue(clock=clock, rate_limiter=rate_limiter, name=name,
+                                                   priority=priority)
+
+    def enqueue(self, request: Request) -> None:
+        """Ask for ``request`` to be reconciled (coalesces with a pending ask)."""
+        self.queue.add(request)
+
+    def enqueue_after(self, request: Request, seconds: float) -> None:
+        """Ask for ``request`` to be reconciled ``seconds`` from now."""
+        self.queue.add_after(request, seconds)
+
+    def watch(self, source: Source[T], map_to: MapFunc[T] | None = None, *,
+              predicate: Predicate[T] | None = None) -> None:
+        """Enqueue what ``map_to`` (default: the object's own key) finds for each change of ``source``."""
+        source.add_handler(EnqueueMapped(self, map_to, predicate=predicate))
+
+
 class Controller:
     """Reconciles the keys enqueued to it with ``workers`` concurrent workers."""
 
@@ -135,7 +161,9 @@ class Controller:
         dispatch: bool = False,
         wait_turn: bool = True,
         priority: Callable[[Request], int] | None = None,
+        keys: Keys | None = None,
     ) -> None:
+        """``keys``: the queue made beforehand (``rate_limiter`` and ``priority`` are then its own)."""
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.name = name
@@ -143,9 +171,9 @@ class Controller:
         self.needs_leader_election = leader_elected
         self._reconciler = reconciler
         self._clock = clock
-        #: ``priority``: ready keys come out highest priority first (see the workqueue)
-        self._queue: Workqueue[Request] = Workqueue(clock=clock, rate_limiter=rate_limiter, name=name,
-                                                    priority=priority)
+        self.keys = keys if keys is not None else Keys(name, clock=clock, rate_limiter=rate_limiter,
+                                                       priority=priority)
+        self._queue = self.keys.queue
         base: FilteringBoundLogger = logger if logger is not None else structlog.get_logger("fleetkeeper")
         self._log = base.bind(controller=name)
         self._metrics: Metrics = metrics if metrics is not None else PrometheusMetrics()
@@ -196,7 +224,7 @@ class Controller:
     def watch(self, source: Source[T], map_to: MapFunc[T] | None = None, *,
               predicate: Predicate[T] | None = None) -> None:
         """Enqueue what ``map_to`` (default: the object's own key) finds for each change of ``source``."""
-        source.add_handler(EnqueueMapped(self, map_to, predicate=predicate))
+        self.keys.watch(source, map_to, predicate=predicate)
 
     def shutdown(self) -> None:
         """Stop for good: workers finish what is ready, then ``run`` returns."""
@@ -302,5 +330,5 @@ class Controller:
         return "requeue_after"
 
 
-__all__ = ["BUSY_AGAIN", "SCRIPT_RETRIES", "Controller", "Source", "awaiting_io", "current_reconcile_id",
-           "gives_up"]
+__all__ = ["BUSY_AGAIN", "SCRIPT_RETRIES", "Controller", "Keys", "Source", "awaiting_io",
+           "current_reconcile_id", "gives_up"]

@@ -6,7 +6,8 @@ controller-runtime's order:
 
 1. **caches** — the shared :class:`~fleetkeeper.runtime.cache.InformerFactory` starts
    every informer, and the manager waits until all of them have synced, so no
-   controller ever reconciles against a half-loaded cache;
+   controller ever reconciles against a half-loaded cache (the collector's pause,
+   :mod:`~fleetkeeper.runtime.gcpause`, starts with them);
 2. **runnables that do not need leadership** (e.g. a status reporter, or controllers
    made with ``leader_elected=False``) start next;
 3. **leader-elected runnables** (controllers by default) start last: at once when no
@@ -32,9 +33,11 @@ from structlog.typing import FilteringBoundLogger
 
 from fleetkeeper.clock import Clock
 from fleetkeeper.runtime.cache import InformerFactory
-from fleetkeeper.runtime.controller import Controller
+from fleetkeeper.runtime.controller import Controller, Keys
+from fleetkeeper.runtime.gcpause import Collector, GcPause
 from fleetkeeper.runtime.informer import ListWatcher
 from fleetkeeper.runtime.leaderelection import LeaderElector
+from fleetkeeper.runtime.load import LoadMeter
 from fleetkeeper.runtime.ratelimit import RateLimiter
 from fleetkeeper.runtime.reconcile import Reconciler, Request
 from fleetkeeper.runtime.turns import Turns
@@ -63,6 +66,7 @@ class Manager:
         clock: Clock,
         elector: LeaderElector | None = None,
         logger: FilteringBoundLogger | None = None,
+        collector: Collector | None = None,
     ) -> None:
         self.client = client
         self.clock = clock
@@ -74,7 +78,14 @@ class Manager:
         self._started = asyncio.Event()
         self._running = False
         #: critical controllers first, dispatch next (see :mod:`~fleetkeeper.runtime.turns`)
-        self.turns = Turns(clock)
+        self.turns = Turns()
+        #: how busy the controllers that take turns are (:mod:`~fleetkeeper.runtime.load`)
+        self.load = LoadMeter(clock)
+        #: the collector waits while critical work is in flight (:mod:`~fleetkeeper.runtime.gcpause`);
+        #: ``collector`` is the process's, shared by every manager in it
+        self.gc_pause = GcPause(self.turns, clock=clock, collector=collector or Collector())
+        self.turns.listen(self.load)
+        self.turns.listen(self.gc_pause)
 
     def add(self, runnable: Runnable, *, leader_elected: bool | None = None) -> None:
         """Run ``runnable`` with the manager; ``leader_elected`` defaults to its
@@ -106,16 +117,36 @@ class Manager:
         wait_turn: bool = True,
         priority: Callable[[Request], int] | None = None,
     ) -> Controller:
-        """Make a controller on the manager's clock and logger, and add it (``critical``,
-        ``dispatch`` and ``wait_turn``: see :mod:`~fleetkeeper.runtime.turns`; ``priority``:
-        its ready keys come out highest priority first)."""
-        controller = Controller(
-            name, reconciler, workers=workers, clock=self.clock, rate_limiter=rate_limiter,
-            logger=self._logger, leader_elected=leader_elected, critical=critical, dispatch=dispatch,
-            wait_turn=wait_turn, priority=priority,
+        """Make a controller (:meth:`new_controller`) and add it."""
+        controller = self.new_controller(
+            name, reconciler, workers=workers, rate_limiter=rate_limiter, leader_elected=leader_elected,
+            critical=critical, dispatch=dispatch, wait_turn=wait_turn, priority=priority,
         )
         self.add(controller)
         return controller
+
+    def new_controller(
+        self,
+        name: str,
+        reconciler: Reconciler,
+        *,
+        workers: int = 1,
+        rate_limiter: RateLimiter | None = None,
+        leader_elected: bool = True,
+        critical: bool = False,
+        dispatch: bool = False,
+        wait_turn: bool = True,
+        priority: Callable[[Request], int] | None = None,
+        keys: Keys | None = None,
+    ) -> Controller:
+        """Make a controller on the manager's clock and logger, without adding it (``critical``,
+        ``dispatch`` and ``wait_turn``: see :mod:`~fleetkeeper.runtime.turns`; ``priority``:
+        its ready keys come out highest priority first; ``keys``: its queue, made beforehand)."""
+        return Controller(
+            name, reconciler, workers=workers, clock=self.clock, rate_limiter=rate_limiter,
+            logger=self._logger, leader_elected=leader_elected, critical=critical, dispatch=dispatch,
+            wait_turn=wait_turn, priority=priority, keys=keys,
+        )
 
     async def wait_started(self) -> None:
         """Return once caches have synced and every runnable not waiting for leadership started."""
@@ -129,6 +160,7 @@ class Manager:
         try:
             async with asyncio.TaskGroup() as group:
                 group.create_task(self.informers.run(), name="informers")
+                group.create_task(self.gc_pause.run(), name=self.gc_pause.name)
                 await self.informers.wait_for_sync()
                 for runnable in self._plain:
                     group.create_task(runnable.run(), name=_name(runnable))

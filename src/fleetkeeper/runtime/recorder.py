@@ -10,16 +10,18 @@ Gracefully)``).
 **Asynchronous, batched writes** (client-go's event broadcaster does the same). A
 reconcile that records does not wait for the write: the object is built at once — its
 name, time and message are those of the moment of the decision — and handed to the
-client's :class:`_Sink`, which writes everything recorded during one turn of the event
+client's :class:`Sink`, which writes everything recorded during one turn of the event
 loop in the next turn, through one store transaction when the client offers
 ``batch()`` (the local client). Propagating a thousand Deployments records tens of
 thousands of ``SyncSucceed`` events; one transaction each was a quarter of all
-writes. Every recorder over one client shares its sink, so entries are written in the
-order they were recorded, whichever component recorded them. :meth:`Recorder.flush`
-waits until everything recorded so far is written (tests; a clean shutdown).
+writes. The wiring layer makes one sink per client and every recorder over that client
+shares it, so entries are written in the order they were recorded, whichever component
+recorded them. :meth:`Recorder.flush` waits until everything recorded so far is written
+(tests; a clean shutdown).
 
-**Last.** A process's manager gives the sink its turns (:func:`defer_while`): while the
-controllers that take turns are loaded (see :mod:`~fleetkeeper.runtime.turns`: dozens
+**Last.** The wiring layer makes the sink wait on the manager's load meter
+(:meth:`Sink.defer_while`): while the controllers that take turns are loaded (see
+:mod:`~fleetkeeper.runtime.load`: dozens
 of reconciles a second — the failover's decisions, the Works that carry them, the status
 reports that follow), records wait — ten thousand bindings moving record twice as many
 Events and timeline entries, a fifth of the work on the critical path; a thousand
@@ -47,7 +49,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
@@ -99,12 +100,12 @@ class _Seen:
 
 
 class Gate(Protocol):
-    """What the sink waits on before writing (:class:`~fleetkeeper.runtime.turns.Turns`)."""
+    """What the sink waits on before writing (:class:`~fleetkeeper.runtime.load.LoadMeter`)."""
 
     async def unloaded(self) -> None: ...  # pragma: no cover
 
 
-class _Sink:
+class Sink:
     """The write-behind buffer of one client: what was recorded, written in order, in batches."""
 
     def __init__(self, client: _Creator) -> None:
@@ -116,6 +117,10 @@ class _Sink:
         self.gates: list[Gate] = []
         #: the Events recorded lately, for counting repeats (oldest first)
         self.seen: OrderedDict[EventKey, _Seen] = OrderedDict()
+
+    def defer_while(self, gate: Gate) -> None:
+        """Records wait for ``gate`` before they are written."""
+        self.gates.append(gate)
 
     def remember(self, key: EventKey, seen: _Seen) -> None:
         self.seen[key] = seen
@@ -191,29 +196,11 @@ class _Repeat:
         self.key, self.seen = key, seen
 
 
-_SINKS: weakref.WeakKeyDictionary[object, _Sink] = weakref.WeakKeyDictionary()
-
-
-def _sink_of(client: _Creator) -> _Sink:
-    try:
-        sink = _SINKS.get(client)
-        if sink is None:
-            sink = _SINKS[client] = _Sink(client)
-        return sink
-    except TypeError:  # a client that cannot be weakly referenced gets a sink of its own
-        return _Sink(client)
-
-
-def defer_while(client: _Creator, gate: Gate) -> None:
-    """Records made through ``client`` wait for ``gate`` before they are written."""
-    _sink_of(client).gates.append(gate)
-
-
 class Recorder:
     """Records Events and timeline entries on behalf of one component."""
 
-    def __init__(self, client: _Creator, clock: Clock, component: str) -> None:
-        self._sink = _sink_of(client)
+    def __init__(self, sink: Sink, clock: Clock, component: str) -> None:
+        self._sink = sink
         self._clock = clock
         self.component = component
         self._seq = 0
@@ -271,8 +258,8 @@ class Recorder:
         self._sink.put(build)
 
     async def flush(self) -> None:
-        """Wait until everything recorded through this recorder's client so far is written."""
+        """Wait until everything recorded through this recorder's sink so far is written."""
         await self._sink.flush()
 
 
-__all__ = ["CHUNK", "MAX_DEFERRED", "EventType", "Gate", "Recorder", "defer_while"]
+__all__ = ["CHUNK", "MAX_DEFERRED", "EventType", "Gate", "Recorder", "Sink"]

@@ -7,9 +7,10 @@ controller must notice a managed object deleted behind its back. This module kee
 — like Karmada's per-member informers — and calls every subscriber for every object
 that changes, so the owning Work can be enqueued.
 
-One :class:`MemberObjects` is shared by the controllers of a manager (:meth:`shared`,
-like Karmada's one multi-cluster informer manager): one watch per (cluster, kind), not
-one per controller. Each cache is one task of that runnable, started the first time a
+One :class:`MemberObjects` serves the controllers of a plane (the wiring layer builds it
+and hands it to them in their :class:`~fleetkeeper.runtime.context.Context`, like Karmada's
+one multi-cluster informer manager): one watch per (cluster, kind), not one per
+controller. Each cache is one task of that runnable, started the first time a
 caller needs it (:meth:`MemberObjects.ensure`) and stopped when its cluster goes away
 (:meth:`forget_cluster`). Its loop is a reflector: **list** (bounded by the probe
 timeout, so a black-holed member is noticed), replace the cache, then **watch** until the
@@ -23,10 +24,9 @@ after it is the truth.
 from __future__ import annotations
 
 import asyncio
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import structlog
 
@@ -34,8 +34,6 @@ from fleetkeeper.api import constants
 from fleetkeeper.clock import Clock
 from fleetkeeper.members.interface import MemberEvent, MemberPool, bounded
 from fleetkeeper.runtime.backoff import Backoff
-from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.manager import Manager
 
 Obj = dict[str, Any]
 #: (cluster, apiVersion, kind)
@@ -78,7 +76,8 @@ def _id(obj: Obj) -> tuple[str, str]:
 class MemberObjects:
     """Caches of managed member objects, one list+watch task per (cluster, kind)."""
 
-    _shared: ClassVar[weakref.WeakKeyDictionary[Manager, MemberObjects]] = weakref.WeakKeyDictionary()
+    #: the caches run while the controllers that read them do
+    needs_leader_election = True
 
     def __init__(self, members: MemberPool, *, clock: Clock, timeout: float) -> None:
         self._members = members
@@ -88,16 +87,6 @@ class MemberObjects:
         self._caches: dict[WatchKey, KindCache] = {}
         self._group: asyncio.TaskGroup | None = None
         self.name = "member-object-watches"
-
-    @classmethod
-    def shared(cls, mgr: Manager, ctx: Context) -> MemberObjects:
-        """The caches of ``mgr``'s controllers (made, and added to ``mgr``, on first use)."""
-        found: MemberObjects | None = cls._shared.get(mgr)
-        if found is None:
-            found = cls(ctx.members, clock=ctx.clock, timeout=ctx.options.cluster_probe_timeout)
-            cls._shared[mgr] = found
-            mgr.add(found, leader_elected=True)
-        return found
 
     def subscribe(self, subscriber: Subscriber) -> None:
         """Call ``subscriber`` for every change of every cache (must be quick, never raise)."""
