@@ -12,7 +12,8 @@ Data flows through one noun per module, as in controller-runtime::
 A reconciler implements ``async def reconcile(self, request: Request) -> Result``;
 everything else here exists so that it is called once per changed key, never twice
 at once for one key, with backoff on failure, on virtual time in tests.
-This package imports only ``api``, ``client`` (protocols), ``clock`` and ``errors``.
+This package imports only ``api``, ``client``, ``members`` and ``interpreter`` (protocols),
+``options``, ``clock`` and ``errors``.
 """
 
 from fleetkeeper.runtime.backoff import Backoff
