@@ -13,13 +13,13 @@ from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.meta import Condition
 from fleetkeeper.api.work import (
     AggregatedStatusItem,
-    ClusterResourceBinding,
     GracefulEvictionTask,
     ResourceBinding,
 )
 from fleetkeeper.clock import VirtualClock
 from fleetkeeper.controllers import graceful_eviction
 from fleetkeeper.options import Options
+from fleetkeeper.runtime.bindings import BindingInformers
 from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.reconcile import Request
@@ -255,10 +255,8 @@ def test_a_stale_read_never_loses_a_task_another_writer_added() -> None:
         await report(world, health={"member2": "Healthy"})
         informers = InformerFactory(world.client, clock=clock)
         clusters = informers.informer_for(Cluster)
-        rbs = informers.informer_for(ResourceBinding)
-        crbs = informers.informer_for(ClusterResourceBinding)
-        for informer in (rbs, crbs):
-            informer.add_indexer(graceful_eviction.BY_SOURCE, lambda b: [])
+        bindings = BindingInformers(informers)
+        bindings.add_indexer(graceful_eviction.BY_SOURCE, lambda b: [])
         running = asyncio.get_running_loop().create_task(informers.run())
         await informers.wait_for_sync()
         running.cancel()  # from here on the cache is stale
@@ -280,7 +278,7 @@ def test_a_stale_read_never_loses_a_task_another_writer_added() -> None:
             sink=Sink(world.client),
             member_objects=None,  # type: ignore[arg-type]
         )
-        reconciler = graceful_eviction.GracefulEvictionReconciler(ctx, clusters, rbs, crbs)
+        reconciler = graceful_eviction.GracefulEvictionReconciler(ctx, clusters, bindings)
         await reconciler.reconcile(Request("default", "web"))
         got = (await rb(world)).spec.graceful_eviction_tasks or []
         assert [(t.from_cluster, t.creation_timestamp is not None) for t in got] == [("member3", True)]

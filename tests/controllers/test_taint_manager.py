@@ -16,6 +16,7 @@ from fleetkeeper.clock import VirtualClock
 from fleetkeeper.cmd.app import ControlPlane
 from fleetkeeper.controllers import taint_manager
 from fleetkeeper.options import Options
+from fleetkeeper.runtime.bindings import BindingInformers
 from fleetkeeper.runtime.controller import Controller
 
 from .failover_world import World, cluster_body, make_world
@@ -324,12 +325,9 @@ def test_the_bindings_on_a_cluster_come_in_key_order_and_one_removed_meanwhile_i
         await world.client.create(binding("elsewhere", {"member2": 3}))
         plane = world.start([])
         informers = plane.manager.informers
-        manager = taint_manager.TaintManager(plane.context, informers.informer_for(Cluster),
-                                             informers.informer_for(ResourceBinding),
-                                             informers.informer_for(ClusterResourceBinding))
-        informers.informer_for(ResourceBinding).add_indexer(taint_manager.BY_CLUSTER, taint_manager._targets)
-        informers.informer_for(ClusterResourceBinding).add_indexer(taint_manager.BY_CLUSTER,
-                                                                   taint_manager._targets)
+        bindings = BindingInformers(informers)
+        manager = taint_manager.TaintManager(plane.context, informers.informer_for(Cluster), bindings)
+        bindings.add_indexer(taint_manager.BY_CLUSTER, taint_manager._targets)
         await world.until(5)
         walk = manager.bindings_on("member1")
         assert next(walk).name == "a-web"

@@ -31,6 +31,7 @@ from fleetkeeper.api.core import Event, Taint
 from fleetkeeper.api.work import ClusterResourceBinding, GracefulEvictionTask, ResourceBinding
 from fleetkeeper.client.local import LocalClient
 from fleetkeeper.clock import VirtualClock
+from fleetkeeper.runtime.bindings import BindingInformers
 from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.reconcile import Request
@@ -431,7 +432,7 @@ def test_a_stale_cached_binding_is_never_written_over_a_newer_one() -> None:
             created = await client.create(c.model_copy(update={"status": type(c.status)()}))
             await client.update_status(created.model_copy(update={"status": c.status}))
         informers = InformerFactory(client, clock=clock)
-        bindings = (informers.informer_for(ResourceBinding), informers.informer_for(ClusterResourceBinding))
+        bindings = BindingInformers(informers)
         clusters = informers.informer_for(Cluster)
         reconciler = SchedulingReconciler(client, clusters, clock=clock, bindings=bindings)
         task = asyncio.create_task(informers.run())

@@ -54,8 +54,8 @@ from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBindin
 from fleetkeeper.controllers import application_failover_rules as rules
 from fleetkeeper.controllers import bindings as b
 from fleetkeeper.controllers.writes import write
+from fleetkeeper.runtime.bindings import BindingInformers
 from fleetkeeper.runtime.context import Context
-from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.reconcile import Request, Result
 from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Watch, concurrent_syncs
 
@@ -102,11 +102,9 @@ def _policy(binding: Binding) -> Resource | None:
 class ApplicationFailover:
     """Reconciles the application failover of one binding of either kind."""
 
-    def __init__(self, ctx: Context, rbs: Informer[ResourceBinding],
-                 crbs: Informer[ClusterResourceBinding]) -> None:
+    def __init__(self, ctx: Context, bindings: BindingInformers) -> None:
         self._ctx = ctx
-        self._rbs = rbs
-        self._crbs = crbs
+        self._bindings = bindings
         self._recorder = ctx.recorder(NAME)
         #: bindings already warned about a configuration that can never fire: (uid, apiVersion, kind)
         self._warned: set[tuple[str, str, str]] = set()
@@ -114,11 +112,8 @@ class ApplicationFailover:
         #: forgotten with the binding)
         self._told_failures: dict[str, dict[str, str]] = {}
 
-    def _cached(self, request: Request) -> Binding | None:
-        return self._rbs.get(str(request)) if request.namespace else self._crbs.get(request.name)
-
     async def reconcile(self, request: Request) -> Result:
-        binding = self._cached(request)
+        binding = self._bindings.get(request)
         if binding is None or binding.metadata.deletion_timestamp is not None:
             self._told_failures.pop(str(request), None)
             return Result()
@@ -231,8 +226,7 @@ class ApplicationFailover:
 
 
 def _new(deps: Deps) -> ApplicationFailover:
-    return ApplicationFailover(deps.ctx, deps.informers.informer_for(ResourceBinding),
-                               deps.informers.informer_for(ClusterResourceBinding))
+    return ApplicationFailover(deps.ctx, BindingInformers(deps.informers))
 
 
 #: application failover (control plane only)

@@ -54,6 +54,7 @@ from fleetkeeper.controllers import state_preservation
 from fleetkeeper.controllers.templates import Kind, NotSynced, TemplateCache, TemplateRef
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Operation
+from fleetkeeper.runtime.bindings import BindingInformers
 from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.controller import Keys, awaiting_io
@@ -113,8 +114,7 @@ class BindingController:
     def __init__(self, ctx: Context, informers: InformerFactory, keys: Keys) -> None:
         self._ctx = ctx
         self._recorder = ctx.recorder(CONTROLLER_NAME)
-        self._rbs: Informer[ResourceBinding] = informers.informer_for(ResourceBinding)
-        self._crbs: Informer[ClusterResourceBinding] = informers.informer_for(ClusterResourceBinding)
+        self._bindings = BindingInformers(informers)
         self._works: Informer[Work] = informers.informer_for(Work)
         b.ensure_work_index(self._works)
         self._clusters: Informer[Cluster] = informers.informer_for(Cluster)
@@ -144,8 +144,7 @@ class BindingController:
         cluster = constants.cluster_of_space(space.name)
         if cluster is None:
             return []
-        found: list[Binding] = [*self._rbs.list(), *self._crbs.list()]
-        return [Request.for_object(binding) for binding in found
+        return [Request.for_object(binding) for binding in self._bindings.list()
                 if any(target.name == cluster for target in binding.spec.clusters or ())]
 
     def _terminating(self, cluster: str) -> bool:
@@ -159,9 +158,9 @@ class BindingController:
         namespace = policy.namespace if isinstance(policy, OverridePolicy) else None
         selectors = policy.spec.resource_selectors or []
         by_reference = [s.model_copy(update={"label_selector": None}) for s in selectors]
-        found: list[Binding] = [rb for rb in self._rbs.list() if namespace in (None, rb.namespace)]
+        found: list[Binding] = [rb for rb in self._bindings.rbs.list() if namespace in (None, rb.namespace)]
         if namespace is None:
-            found.extend(self._crbs.list())
+            found.extend(self._bindings.crbs.list())
         out: list[Request] = []
         for binding in found:
             if selectors:
@@ -187,8 +186,7 @@ class BindingController:
 
     # ---------------------------------------------------------------- reconcile
     async def reconcile(self, request: Request) -> Result:
-        binding: Binding | None = (self._rbs.get(str(request)) if request.namespace
-                                   else self._crbs.get(request.name))
+        binding = self._bindings.get(request)
         if binding is None:
             self._directly_waits.pop(str(request), None)
             return Result()

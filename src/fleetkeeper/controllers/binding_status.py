@@ -38,6 +38,7 @@ from fleetkeeper.controllers.binding_rules import existing_clusters
 from fleetkeeper.controllers.templates import Kind, NotSynced, TemplateCache, TemplateRef
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Operation
+from fleetkeeper.runtime.bindings import BindingInformers
 from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.controller import Keys, awaiting_io
@@ -85,8 +86,7 @@ class BindingStatus:
     def __init__(self, ctx: Context, informers: InformerFactory, keys: Keys) -> None:
         self._ctx = ctx
         self._recorder = ctx.recorder(CONTROLLER_NAME)
-        self._rbs: Informer[ResourceBinding] = informers.informer_for(ResourceBinding)
-        self._crbs: Informer[ClusterResourceBinding] = informers.informer_for(ClusterResourceBinding)
+        self._bindings = BindingInformers(informers)
         self._works: Informer[Work] = informers.informer_for(Work)
         b.ensure_work_index(self._works)
         self._keys = keys
@@ -101,8 +101,7 @@ class BindingStatus:
         return EnqueueMapped(self._keys, _binding_of_template, predicate=generation_changed)
 
     async def reconcile(self, request: Request) -> Result:
-        binding: Binding | None = (self._rbs.get(str(request)) if request.namespace
-                                   else self._crbs.get(request.name))
+        binding = self._bindings.get(request)
         if binding is None or binding.metadata.deletion_timestamp is not None:
             self._aggregated.pop(str(request), None)
             return Result()

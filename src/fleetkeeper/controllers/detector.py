@@ -73,6 +73,7 @@ from fleetkeeper.controllers.templates import (
 )
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Operation
+from fleetkeeper.runtime.bindings import BindingInformers
 from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.controller import Keys, awaiting_io
@@ -122,8 +123,7 @@ class Detector:
         self._ctx = ctx
         self._pps: Informer[PropagationPolicy] = informers.informer_for(PropagationPolicy)
         self._cpps: Informer[ClusterPropagationPolicy] = informers.informer_for(ClusterPropagationPolicy)
-        self._rbs: Informer[ResourceBinding] = informers.informer_for(ResourceBinding)
-        self._crbs: Informer[ClusterResourceBinding] = informers.informer_for(ClusterResourceBinding)
+        self._bindings = BindingInformers(informers)
         self._ops: Informer[OverridePolicy] = informers.informer_for(OverridePolicy)
         self._priority_classes: Informer[Unstructured] = informers.informer_for(BUILTIN["PriorityClass"])
         self._recorder = ctx.recorder(CONTROLLER_NAME)
@@ -197,11 +197,10 @@ class Detector:
                 self._policy_changed(None, policy)
 
     def _claimed_bindings(self, ids: set[str]) -> Iterable[Binding]:
-        for informer in (self._rbs, self._crbs):
-            for binding in informer.list():
-                claim = rules.claim_of(binding.labels())
-                if claim is not None and claim.permanent_id in ids:
-                    yield binding
+        for binding in self._bindings.list():
+            claim = rules.claim_of(binding.labels())
+            if claim is not None and claim.permanent_id in ids:
+                yield binding
 
     # ---------------------------------------------------------------- reconcile
     async def reconcile(self, request: Request) -> Result:
@@ -278,10 +277,7 @@ class Detector:
                 if self._ops.get(f"{policy.namespace}/{name}") is None]
 
     def _binding(self, ref: TemplateRef) -> Binding | None:
-        name = constants.binding_name(ref.kind, ref.name)
-        if ref.namespace:
-            return self._rbs.get(f"{ref.namespace}/{name}")
-        return self._crbs.get(name)
+        return self._bindings.get(Request(ref.namespace, constants.binding_name(ref.kind, ref.name)))
 
     async def _workload(self, template: Resource, priority: int | None) -> rules.Workload:
         interpreter = self._ctx.interpreter

@@ -32,7 +32,7 @@ from prometheus_client.registry import REGISTRY, Collector
 from fleetkeeper.api import constants
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.conditions import get_condition, is_condition_true
-from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding
+from fleetkeeper.runtime.bindings import BindingInformers
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs
 
@@ -46,8 +46,7 @@ class Caches:
     """One plane's caches the collector reads."""
 
     clusters: Informer[Cluster]
-    bindings: Informer[ResourceBinding]
-    cluster_bindings: Informer[ClusterResourceBinding]
+    bindings: BindingInformers
 
 
 class FleetCollector(Collector):
@@ -78,7 +77,7 @@ class FleetCollector(Collector):
                 effects: Counter[str] = Counter(str(taint.effect) for taint in cluster.spec.taints or [])
                 for effect in EFFECTS:
                     taints.add_metric([cluster.name, effect], float(effects[effect]))
-            for binding in (*plane.bindings.list(), *plane.cluster_bindings.list()):
+            for binding in plane.bindings.list():
                 states["total"] += 1
                 states["scheduled"] += bool(binding.spec.clusters)
                 states["fully_applied"] += is_condition_true(binding.status.conditions,
@@ -115,8 +114,7 @@ class FleetMetrics:
 
 def _new(deps: Deps) -> FleetMetrics:
     informers = deps.informers
-    return FleetMetrics(Caches(informers.informer_for(Cluster), informers.informer_for(ResourceBinding),
-                               informers.informer_for(ClusterResourceBinding)))
+    return FleetMetrics(Caches(informers.informer_for(Cluster), BindingInformers(informers)))
 
 
 #: exports the fleet's state (control planes, not Pull agents)

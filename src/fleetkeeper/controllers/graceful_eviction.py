@@ -27,7 +27,6 @@ member2 healthy``); the binding controller then deletes the old Work.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import datetime
 
 import structlog
@@ -39,6 +38,7 @@ from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBinding, template_stub
 from fleetkeeper.controllers import eviction_rules as rules
 from fleetkeeper.controllers.writes import Step, write_planned
+from fleetkeeper.runtime.bindings import BindingInformers
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.handler import Enqueuer
 from fleetkeeper.runtime.informer import Informer
@@ -61,24 +61,20 @@ def _sources(binding: Binding) -> list[str]:
 class GracefulEvictionReconciler:
     """Assesses the eviction tasks of one binding per request."""
 
-    def __init__(self, ctx: Context, clusters: Informer[Cluster], rbs: Informer[ResourceBinding],
-                 crbs: Informer[ClusterResourceBinding]) -> None:
+    def __init__(self, ctx: Context, clusters: Informer[Cluster], bindings: BindingInformers) -> None:
         self._ctx = ctx
         self._clusters = clusters
-        self._rbs = rbs
-        self._crbs = crbs
+        self._bindings = bindings
         self._recorder = ctx.recorder(NAME)
         #: blocked tasks already explained on the timeline: (binding uid, cluster, created)
         self._explained: set[tuple[str, str, str]] = set()
 
     def bindings_from(self, cluster: str) -> list[Request]:
         """Bindings with a task from ``cluster``."""
-        found: Iterable[Binding] = [*self._rbs.by_index(BY_SOURCE, cluster),
-                                    *self._crbs.by_index(BY_SOURCE, cluster)]
-        return [Request(b.metadata.namespace or "", b.name) for b in found]
+        return [Request.for_object(b) for b in self._bindings.by_index(BY_SOURCE, cluster)]
 
     async def reconcile(self, request: Request) -> Result:
-        cached = self._cached(request)
+        cached = self._bindings.get(request)
         if cached is None:
             return Result()
         try:
@@ -117,11 +113,6 @@ class GracefulEvictionReconciler:
         view = rules.view_of(binding.spec, binding.status, binding.metadata.generation)
         return rules.assess_tasks(binding.spec, view, recovered=recovered, now=now,
                                   default_timeout=self._ctx.options.graceful_eviction_timeout)
-
-    def _cached(self, request: Request) -> Binding | None:
-        if request.namespace:
-            return self._rbs.get(str(request))
-        return self._crbs.get(request.name)
 
     # ---------------------------------------------------------------- recording
     async def _record(self, binding: Binding, assessment: rules.Assessment) -> None:
@@ -178,11 +169,9 @@ class _ClusterEvents:
 
 def _new(deps: Deps) -> GracefulEvictionReconciler:
     clusters = deps.informers.informer_for(Cluster)
-    rbs = deps.informers.informer_for(ResourceBinding)
-    crbs = deps.informers.informer_for(ClusterResourceBinding)
-    rbs.add_indexer(BY_SOURCE, _sources)
-    crbs.add_indexer(BY_SOURCE, _sources)
-    reconciler = GracefulEvictionReconciler(deps.ctx, clusters, rbs, crbs)
+    bindings = BindingInformers(deps.informers)
+    bindings.add_indexer(BY_SOURCE, _sources)
+    reconciler = GracefulEvictionReconciler(deps.ctx, clusters, bindings)
     clusters.add_handler(_ClusterEvents(reconciler, deps.keys))
     return reconciler
 

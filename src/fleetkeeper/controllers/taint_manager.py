@@ -53,6 +53,7 @@ from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBindin
 from fleetkeeper.controllers import eviction_rules as evictions
 from fleetkeeper.controllers import taint_manager_rules as rules
 from fleetkeeper.controllers.writes import Step, write_planned
+from fleetkeeper.runtime.bindings import BindingInformers
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.controller import Controller, Keys
 from fleetkeeper.runtime.informer import Informer
@@ -89,12 +90,10 @@ def _targets(binding: Binding) -> list[str]:
 class TaintManager:
     """The fan-out and eviction reconcilers and the circuit breaker they share."""
 
-    def __init__(self, ctx: Context, clusters: Informer[Cluster], rbs: Informer[ResourceBinding],
-                 crbs: Informer[ClusterResourceBinding]) -> None:
+    def __init__(self, ctx: Context, clusters: Informer[Cluster], bindings: BindingInformers) -> None:
         self._ctx = ctx
         self._clusters = clusters
-        self._rbs = rbs
-        self._crbs = crbs
+        self._bindings = bindings
         self._recorder = ctx.recorder(NAME)
         self.breaker = rules.breaker((), ctx.options.eviction_circuit_breaker_threshold)
         self._announced: set[str] = set()
@@ -113,17 +112,16 @@ class TaintManager:
 
     # ---------------------------------------------------------------- lookups
     def binding(self, request: Request) -> Binding | None:
-        if request.namespace:
-            return self._rbs.get(str(request))
-        return self._crbs.get(request.name)
+        return self._bindings.get(request)
 
     def bindings_on(self, cluster: str) -> Iterator[Binding]:
         """The bindings placed on ``cluster``, in key order. The keys are taken at the first
         step and each binding is read from the cache when its turn comes, so the first comes
         without a list of all of them being built; one gone meanwhile is skipped."""
-        rbs, crbs = self._rbs.index_keys(BY_CLUSTER, cluster), self._crbs.index_keys(BY_CLUSTER, cluster)
-        yield from _cached(self._rbs, rbs)
-        yield from _cached(self._crbs, crbs)
+        rbs, crbs = self._bindings.pair
+        rb_keys, crb_keys = rbs.index_keys(BY_CLUSTER, cluster), crbs.index_keys(BY_CLUSTER, cluster)
+        yield from _cached(rbs, rb_keys)
+        yield from _cached(crbs, crb_keys)
 
     def tolerations(self, binding: Binding) -> tuple[Toleration, ...] | None:
         """The applied tolerations, ``None`` when never scheduled or undecodable (logged)."""
@@ -337,19 +335,16 @@ class _BindingEvents:
 def _new(deps: Deps) -> Controller:
     """The eviction controller (the fan-out's runs alongside), over one :class:`TaintManager`."""
     clusters = deps.informers.informer_for(Cluster)
-    rbs = deps.informers.informer_for(ResourceBinding)
-    crbs = deps.informers.informer_for(ClusterResourceBinding)
-    rbs.add_indexer(BY_CLUSTER, _targets)
-    crbs.add_indexer(BY_CLUSTER, _targets)
-    manager = TaintManager(deps.ctx, clusters, rbs, crbs)
+    bindings = BindingInformers(deps.informers)
+    bindings.add_indexer(BY_CLUSTER, _targets)
+    manager = TaintManager(deps.ctx, clusters, bindings)
     paced = deps.ctx.options.resource_eviction_rate > 0
     evictions = deps.controller(f"{NAME}-eviction", FuncReconciler(manager.evict), keys=manager.evictions,
                                 workers=PACED_WORKERS if paced else WORKERS, tier=Tier.CRITICAL)
     deps.add(deps.controller(NAME, FuncReconciler(manager.fan_out), keys=manager.fanout,
                              workers=concurrent_syncs(deps.ctx.options), tier=Tier.CRITICAL))
     clusters.add_handler(_ClusterEvents(manager))
-    rbs.add_handler(_BindingEvents(manager))
-    crbs.add_handler(_BindingEvents(manager))
+    bindings.add_handler(_BindingEvents(manager))
     return evictions
 
 

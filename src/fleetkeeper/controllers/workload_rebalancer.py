@@ -27,9 +27,10 @@ from fleetkeeper.api.apps import (
     WorkloadRebalancer,
     WorkloadRebalancerStatus,
 )
-from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBinding
+from fleetkeeper.api.work import Binding
 from fleetkeeper.controllers import workload_rebalancer_rules as rules
 from fleetkeeper.controllers.writes import write
+from fleetkeeper.runtime.bindings import BindingInformers
 from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.handler import generation_changed
@@ -49,8 +50,7 @@ class WorkloadRebalancerController:
         self._ctx = ctx
         self._recorder = ctx.recorder(CONTROLLER_NAME)
         self.rebalancers: Informer[WorkloadRebalancer] = informers.informer_for(WorkloadRebalancer)
-        self._rbs: Informer[ResourceBinding] = informers.informer_for(ResourceBinding)
-        self._crbs: Informer[ClusterResourceBinding] = informers.informer_for(ClusterResourceBinding)
+        self._bindings = BindingInformers(informers)
 
     async def reconcile(self, request: Request) -> Result:
         rebalancer = self.rebalancers.get(request.name)
@@ -113,10 +113,8 @@ class WorkloadRebalancerController:
         return "done"
 
     def _binding(self, workload: ObjectReference) -> Binding | None:
-        name = constants.binding_name(workload.kind, workload.name)
-        if workload.namespace:
-            return self._rbs.get(f"{workload.namespace}/{name}")
-        return self._crbs.get(name)
+        return self._bindings.get(Request(workload.namespace or "",
+                                          constants.binding_name(workload.kind, workload.name)))
 
     async def _write_status(self, rebalancer: WorkloadRebalancer,
                             desired: WorkloadRebalancerStatus) -> WorkloadRebalancer | None:

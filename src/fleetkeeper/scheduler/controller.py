@@ -60,7 +60,6 @@ from fleetkeeper.api.constants import (
 from fleetkeeper.api.meta import Condition
 from fleetkeeper.api.work import (
     Binding,
-    ClusterResourceBinding,
     ResourceBinding,
     ResourceBindingStatus,
     TargetCluster,
@@ -69,6 +68,7 @@ from fleetkeeper.api.work import (
 )
 from fleetkeeper.client.interface import Client, batch
 from fleetkeeper.clock import Clock
+from fleetkeeper.runtime.bindings import BindingInformers
 from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.controller import Controller
 from fleetkeeper.runtime.informer import Informer
@@ -132,7 +132,7 @@ class SchedulingReconciler:
     def __init__(self, client: Client, clusters: Informer[Cluster], *, clock: Clock,
                  scheduler: Scheduler | None = None, scheduler_name: str = DEFAULT_SCHEDULER_NAME,
                  logger: FilteringBoundLogger | None = None,
-                 bindings: tuple[Informer[ResourceBinding], Informer[ClusterResourceBinding]] | None = None,
+                 bindings: BindingInformers | None = None,
                  sink: Sink | None = None) -> None:
         self._client = client
         self._clusters = clusters
@@ -166,8 +166,7 @@ class SchedulingReconciler:
     # ---------------------------------------------------------------- reconcile
     def _cached(self, request: Request) -> Binding | None:
         assert self._bindings is not None
-        rbs, crbs = self._bindings
-        return rbs.get(str(request)) if request.namespace else crbs.get(request.name)
+        return self._bindings.get(request)
 
     def priority_of(self, request: Request) -> int:
         """The binding's ``schedulePriority`` (0 when it has none or is not cached): the
@@ -427,18 +426,17 @@ def new_controller(client: Client, informers: InformerFactory, *, clock: Clock,
                    sink: Sink | None = None) -> SchedulerController:
     """The scheduling controller, wired to shared informers of bindings and clusters."""
     clusters = informers.informer_for(Cluster)
-    rbs = informers.informer_for(ResourceBinding)
-    crbs = informers.informer_for(ClusterResourceBinding)
+    bindings = BindingInformers(informers)
+    rbs, crbs = bindings.pair
     reconciler = SchedulingReconciler(client, clusters, clock=clock, scheduler=scheduler,
-                                      scheduler_name=scheduler_name, logger=logger, bindings=(rbs, crbs),
+                                      scheduler_name=scheduler_name, logger=logger, bindings=bindings,
                                       sink=sink)
     controller = Controller(CONTROLLER_NAME, reconciler, clock=clock, workers=workers, logger=logger,
                             critical=True, priority=reconciler.priority_of)
     controller.watch(rbs, predicate=reconciler.binding_changed)
     controller.watch(crbs, predicate=reconciler.binding_changed)
-    rbs.add_indexer(fanout.BY_CLUSTER, fanout.index_values)
-    crbs.add_indexer(fanout.BY_CLUSTER, fanout.index_values)
-    fan_out = fanout.ClusterFanOut(_FanOutTarget(reconciler, controller), clusters, (rbs, crbs))
+    bindings.add_indexer(fanout.BY_CLUSTER, fanout.index_values)
+    fan_out = fanout.ClusterFanOut(_FanOutTarget(reconciler, controller), clusters, bindings.pair)
     cluster_queue = Controller(f"{CONTROLLER_NAME}-cluster-fanout", fan_out, clock=clock, logger=logger)
     parked = reconciler.parked
     clusters.add_handler(fanout.ClusterEvents(reconciler.invalidate, cluster_queue.enqueue, lambda: parked,
