@@ -17,6 +17,7 @@ rebalancer's creation and on changes of its spec (a workload added is rebalanced
 from __future__ import annotations
 
 import contextlib
+from enum import Enum
 
 from fleetkeeper import errors
 from fleetkeeper.api import constants
@@ -43,6 +44,14 @@ CONTROLLER_NAME = "workload-rebalancer"
 RETRY_SECONDS = 5.0
 
 
+class Triggered(Enum):
+    """How asking one workload's binding to reschedule went."""
+
+    DONE = "done"  # asked (or asked already)
+    MISSING = "missing"  # the workload has no binding
+    RETRY = "retry"  # the write failed; the rebalancer comes back later
+
+
 class WorkloadRebalancerController:
     """Reconciles one WorkloadRebalancer (see the module notes)."""
 
@@ -64,12 +73,12 @@ class WorkloadRebalancerController:
             if item.result is not None:
                 continue
             outcome = await self._trigger(rebalancer, item.workload)
-            if outcome == "retry":
+            if outcome is Triggered.RETRY:
                 retries += 1
             else:
-                observed[index] = item.model_copy(update={
-                    "result": "Successful" if outcome == "done" else "Failed",
-                    "reason": None if outcome == "done" else REASON_NOT_FOUND})
+                done = outcome is Triggered.DONE
+                observed[index] = item.model_copy(update={"result": "Successful" if done else "Failed",
+                                                          "reason": None if done else REASON_NOT_FOUND})
         desired = status.model_copy(update={"observed_workloads": observed,
                                             "observed_generation": rebalancer.metadata.generation})
         if desired != status:
@@ -87,11 +96,11 @@ class WorkloadRebalancerController:
             await self._ctx.client.delete(WorkloadRebalancer, rebalancer.name)
         return Result()
 
-    async def _trigger(self, rebalancer: WorkloadRebalancer, workload: ObjectReference) -> str:
-        """Ask the workload's binding to reschedule: ``done``, ``missing`` or ``retry``."""
+    async def _trigger(self, rebalancer: WorkloadRebalancer, workload: ObjectReference) -> Triggered:
+        """Ask the workload's binding to reschedule."""
         binding = self._binding(workload)
         if binding is None:
-            return "missing"
+            return Triggered.MISSING
         created = rebalancer.metadata.creation_timestamp
 
         def change(current: Binding) -> Binding | None:
@@ -103,14 +112,14 @@ class WorkloadRebalancerController:
         try:
             written = await write(self._ctx.client, binding, change)
         except errors.NotFound:
-            return "missing"
+            return Triggered.MISSING
         except errors.ApiError:
-            return "retry"
+            return Triggered.RETRY
         if written is not None:
             await self._recorder.timeline(
                 written, tl.RESCHEDULE_REQUESTED,
                 f"rescheduling requested by WorkloadRebalancer {rebalancer.name}", reason=CONTROLLER_NAME)
-        return "done"
+        return Triggered.DONE
 
     def _binding(self, workload: ObjectReference) -> Binding | None:
         return self._bindings.get(Request(workload.namespace or "",
