@@ -173,7 +173,7 @@ class BindingController:
                         continue
                 elif not resource_selectors_priority(by_reference, _identity(binding)):
                     continue
-            out.append(Request(binding.metadata.namespace or "", binding.name))
+            out.append(Request.for_object(binding))
         return out
 
     def _work_changed(self, old: Work | None, new: Work | None) -> bool:

@@ -94,7 +94,7 @@ class Distributor:
         out = [Request(ns, constants.binding_name(obj.kind, obj.name))] if ns else []
         prefix = f"{obj.api_version}/{obj.kind}/{ns}/"
         for value in (prefix + obj.name, prefix + "*"):
-            out.extend(Request(b.namespace, b.name) for b in self._rbs.by_index(BY_DEPENDENCY, value))
+            out.extend(Request.for_object(b) for b in self._rbs.by_index(BY_DEPENDENCY, value))
         return out
 
     # ---------------------------------------------------------------- reconcile

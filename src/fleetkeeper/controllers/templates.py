@@ -29,7 +29,7 @@ from typing import Any
 
 from fleetkeeper.api.meta import Resource
 from fleetkeeper.api.scheme import SCHEME
-from fleetkeeper.api.work import ClusterResourceBinding, ResourceBinding
+from fleetkeeper.api.work import Binding
 from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.handler import EventHandler
 from fleetkeeper.runtime.informer import Informer
@@ -58,7 +58,7 @@ class TemplateRef:
         return cls(obj.api_version, obj.kind, obj.metadata.namespace or "", obj.name)
 
     @classmethod
-    def of_binding(cls, binding: ResourceBinding | ClusterResourceBinding) -> TemplateRef:
+    def of_binding(cls, binding: Binding) -> TemplateRef:
         """The template a binding stands for (its ``spec.resource``)."""
         resource = binding.spec.resource
         return cls(resource.api_version, resource.kind, resource.namespace or "", resource.name)
