@@ -14,7 +14,7 @@ from fleetkeeper.api.work import (
 )
 from fleetkeeper.client.local import LocalClient
 from fleetkeeper.clock import VirtualClock
-from fleetkeeper.runtime.bindings import BindingInformers
+from fleetkeeper.runtime.bindings import BindingInformers, watch_bindings
 from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.handler import FuncHandler
 from fleetkeeper.runtime.reconcile import Request
@@ -62,3 +62,13 @@ def test_a_key_names_its_kind_and_lists_and_indices_cover_both() -> None:
             await asyncio.gather(*tasks, return_exceptions=True)
 
     run_virtual(main)
+
+
+def test_both_kinds_are_watched_alike() -> None:
+    def changed(old: Binding | None, new: Binding | None) -> bool:
+        return True
+
+    rb_watch, crb_watch = watch_bindings(predicate=changed)
+    assert (rb_watch.kind, crb_watch.kind) == (ResourceBinding, ClusterResourceBinding)
+    assert rb_watch.predicate is changed and crb_watch.predicate is changed
+    assert rb_watch.map_to is None and crb_watch.map_to is None

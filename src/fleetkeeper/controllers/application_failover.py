@@ -50,14 +50,14 @@ from fleetkeeper.api import constants
 from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.meta import ObjectMeta, Resource, Unstructured
 from fleetkeeper.api.policy import ClusterPropagationPolicy, PropagationPolicy
-from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBinding, template_stub
+from fleetkeeper.api.work import Binding, ResourceBinding, template_stub
 from fleetkeeper.controllers import application_failover_rules as rules
 from fleetkeeper.controllers import bindings as b
 from fleetkeeper.controllers.writes import write
-from fleetkeeper.runtime.bindings import BindingInformers
+from fleetkeeper.runtime.bindings import BindingInformers, watch_bindings
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.reconcile import Request, Result
-from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Watch, concurrent_syncs
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, concurrent_syncs
 
 NAME = "application-failover-controller"
 EVENT_INEFFECTIVE = "ApplicationFailoverIneffective"
@@ -232,8 +232,7 @@ def _new(deps: Deps) -> ApplicationFailover:
 #: application failover (control plane only)
 SPEC = ControllerSpec(
     NAME, reconciler=_new, kind=ResourceBinding, workers=concurrent_syncs, runs=Runs.PLANE,
-    watches=(Watch(ResourceBinding, predicate=has_application_failover),
-             Watch(ClusterResourceBinding, predicate=has_application_failover)),
+    watches=watch_bindings(predicate=has_application_failover),
 )
 
 

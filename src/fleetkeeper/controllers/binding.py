@@ -45,7 +45,7 @@ from fleetkeeper.api.core import Namespace
 from fleetkeeper.api.matching import resource_selectors_priority
 from fleetkeeper.api.meta import ObjectMeta, Resource
 from fleetkeeper.api.override import ClusterOverridePolicy, OverridePolicy
-from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBinding, Work, template_stub
+from fleetkeeper.api.work import Binding, ResourceBinding, Work, template_stub
 from fleetkeeper.client.interface import batch
 from fleetkeeper.controllers import binding_rules as rules
 from fleetkeeper.controllers import bindings as b
@@ -54,7 +54,7 @@ from fleetkeeper.controllers import state_preservation
 from fleetkeeper.controllers.templates import Kind, NotSynced, TemplateCache, TemplateRef
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Operation
-from fleetkeeper.runtime.bindings import BindingInformers
+from fleetkeeper.runtime.bindings import BindingInformers, watch_bindings
 from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.controller import Keys, awaiting_io
@@ -62,7 +62,7 @@ from fleetkeeper.runtime.handler import EnqueueMapped, deleted, generation_chang
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.reconcile import Request, Result
 from fleetkeeper.runtime.recorder import EventType
-from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Tier, Watch, concurrent_syncs
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Tier, concurrent_syncs
 
 CONTROLLER_NAME = "binding-controller"
 NOT_SYNCED_RETRY = 1.0
@@ -443,8 +443,7 @@ def _new(deps: Deps) -> BindingController:
 SPEC = ControllerSpec(
     CONTROLLER_NAME, reconciler=_new, kind=ResourceBinding, tier=Tier.DISPATCH, workers=concurrent_syncs,
     runs=Runs.PLANE,
-    watches=(Watch(ResourceBinding, predicate=binding_changed),
-             Watch(ClusterResourceBinding, predicate=binding_changed)),
+    watches=watch_bindings(predicate=binding_changed),
 )
 
 

@@ -31,21 +31,21 @@ from fleetkeeper import errors
 from fleetkeeper.api import constants
 from fleetkeeper.api.conditions import set_condition
 from fleetkeeper.api.meta import Resource
-from fleetkeeper.api.work import AggregatedStatusItem, Binding, ClusterResourceBinding, ResourceBinding, Work
+from fleetkeeper.api.work import AggregatedStatusItem, Binding, ResourceBinding, Work
 from fleetkeeper.controllers import bindings as b
 from fleetkeeper.controllers import status_rules as rules
 from fleetkeeper.controllers.binding_rules import existing_clusters
 from fleetkeeper.controllers.templates import Kind, NotSynced, TemplateCache, TemplateRef
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Operation
-from fleetkeeper.runtime.bindings import BindingInformers
+from fleetkeeper.runtime.bindings import BindingInformers, watch_bindings
 from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.controller import Keys, awaiting_io
 from fleetkeeper.runtime.handler import Delayed, EnqueueMapped, generation_changed
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.reconcile import Request, Result
-from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Watch, concurrent_syncs
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, concurrent_syncs
 
 CONTROLLER_NAME = "binding-status-controller"
 NOT_SYNCED_RETRY = 1.0
@@ -175,8 +175,7 @@ def _new(deps: Deps) -> BindingStatus:
 #: ``aggregatedStatus``/``FullyApplied`` on bindings and the aggregated template status
 SPEC = ControllerSpec(
     CONTROLLER_NAME, reconciler=_new, kind=ResourceBinding, workers=concurrent_syncs, runs=Runs.PLANE,
-    watches=(Watch(ResourceBinding, predicate=generation_changed),
-             Watch(ClusterResourceBinding, predicate=generation_changed)),
+    watches=watch_bindings(predicate=generation_changed),
 )
 
 

@@ -73,14 +73,14 @@ from fleetkeeper.controllers.templates import (
 )
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Operation
-from fleetkeeper.runtime.bindings import BindingInformers
+from fleetkeeper.runtime.bindings import BindingInformers, watch_bindings
 from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.controller import Keys, awaiting_io
 from fleetkeeper.runtime.handler import EnqueueMapped, FuncHandler
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.reconcile import Request, Result
-from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Watch, concurrent_syncs
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, concurrent_syncs
 
 CONTROLLER_NAME = "resource-detector"
 _log = structlog.get_logger("fleetkeeper.detector")
@@ -379,8 +379,7 @@ def _new(deps: Deps) -> Detector:
 #: the claim labels on templates
 SPEC = ControllerSpec(
     CONTROLLER_NAME, reconciler=_new, workers=concurrent_syncs, runs=Runs.PLANE,
-    watches=(Watch(ResourceBinding, _template_of_binding, predicate=binding_changed),
-             Watch(ClusterResourceBinding, _template_of_binding, predicate=binding_changed)),
+    watches=watch_bindings(_template_of_binding, predicate=binding_changed),
 )
 
 

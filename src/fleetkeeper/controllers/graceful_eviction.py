@@ -35,15 +35,15 @@ from fleetkeeper import errors
 from fleetkeeper.api import constants
 from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.cluster import Cluster
-from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBinding, template_stub
+from fleetkeeper.api.work import Binding, ResourceBinding, template_stub
 from fleetkeeper.controllers import eviction_rules as rules
 from fleetkeeper.controllers.writes import Step, write_planned
-from fleetkeeper.runtime.bindings import BindingInformers
+from fleetkeeper.runtime.bindings import BindingInformers, watch_bindings
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.handler import Enqueuer
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.reconcile import Request, Result
-from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Watch, concurrent_syncs
+from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, concurrent_syncs
 
 NAME = "graceful-eviction-controller"
 #: index of the binding informers: source cluster of a task → bindings
@@ -179,8 +179,7 @@ def _new(deps: Deps) -> GracefulEvictionReconciler:
 #: ends eviction tasks safely (control plane only)
 SPEC = ControllerSpec(
     NAME, reconciler=_new, kind=ResourceBinding, workers=concurrent_syncs, runs=Runs.PLANE,
-    watches=(Watch(ResourceBinding, predicate=_has_tasks),
-             Watch(ClusterResourceBinding, predicate=_has_tasks)),
+    watches=watch_bindings(predicate=_has_tasks),
 )
 
 

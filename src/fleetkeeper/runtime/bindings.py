@@ -5,7 +5,7 @@ the pipeline and the scheduler handles both: :class:`BindingInformers` is the pa
 informers (from the manager's factory, so every controller sees the same caches) with the
 lookups written once — a key names its kind the way Karmada's keys do (``ns/name`` is a
 ResourceBinding, a bare ``name`` a ClusterResourceBinding), lists and index lookups give
-the ResourceBindings first.
+the ResourceBindings first. :func:`watch_bindings` declares a controller's watch of both.
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from collections.abc import Callable
 
 from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBinding
 from fleetkeeper.runtime.cache import InformerFactory
-from fleetkeeper.runtime.handler import EventHandler
+from fleetkeeper.runtime.handler import EventHandler, MapFunc, Predicate
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.reconcile import Request
+from fleetkeeper.runtime.spec import Watch
 
 
 class BindingInformers:
@@ -60,4 +61,11 @@ class BindingInformers:
         self.crbs.add_handler(handler)
 
 
-__all__ = ["BindingInformers"]
+def watch_bindings(map_to: MapFunc[Binding] | None = None, *, predicate: Predicate[Binding] | None = None
+                   ) -> tuple[Watch[ResourceBinding], Watch[ClusterResourceBinding]]:
+    """The watches of both binding kinds, alike (for a controller's spec)."""
+    return (Watch(ResourceBinding, map_to, predicate=predicate),
+            Watch(ClusterResourceBinding, map_to, predicate=predicate))
+
+
+__all__ = ["BindingInformers", "watch_bindings"]
