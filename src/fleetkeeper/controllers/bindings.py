@@ -1,10 +1,10 @@
-"""The two binding kinds as one, and how Works point back at their binding.
+"""What differs between the two binding kinds, and how Works point back at their binding.
 
-ResourceBinding and ClusterResourceBinding share spec and status, so every controller
-of the propagation pipeline is written once over both. A queue key tells them apart
-the way Karmada's keys do: ``ns/name`` is a ResourceBinding, a bare ``name`` a
-ClusterResourceBinding. The per-kind facts (permanent-id label, finalizer, reference
-annotations) live here, next to the index every Work-reading controller shares.
+A binding of either kind is :data:`fleetkeeper.api.work.Binding` (the kind a key names,
+the template it stands for: :mod:`fleetkeeper.api.work`), and both kinds' caches are
+:class:`fleetkeeper.runtime.bindings.BindingInformers`. The per-kind facts the pipeline
+writes (permanent-id label, finalizer, reference annotations) live here, next to the index
+every Work-reading controller shares.
 
 Works find their binding two ways, as in Karmada: by the binding's permanent-id label
 (the ``binding-id`` index of the shared Work informer, used to list a binding's Works)
