@@ -125,13 +125,13 @@ class BindingController:
             Namespace, label_selector=constants.KARMADA_SYSTEM_SELECTOR)  # execution namespaces
         self._keys = keys
         self.templates = TemplateCache(informers, self._template_handler)
+        #: Work key → resourceVersion of this controller's last update of it, until its event
+        #: comes: what the controller wrote itself is no reason to look at the binding again
+        self._wrote: dict[str, str] = {}
         keys.watch(self._works, _binding_of_work, predicate=self._work_changed)
         keys.watch(self._ops, self._selected_bindings, predicate=generation_changed)
         keys.watch(self._cops, self._selected_bindings, predicate=generation_changed)
         keys.watch(self._spaces, self._bindings_on_space, predicate=deleted)
-        #: Work key → resourceVersion of this controller's last update of it, until its event
-        #: comes: what the controller wrote itself is no reason to look at the binding again
-        self._wrote: dict[str, str] = {}
         #: binding key → the clusters whose ``Directly`` copies its new Works wait for (told once;
         #: forgotten with the binding)
         self._directly_waits: dict[str, tuple[str, ...]] = {}
