@@ -395,3 +395,22 @@ def test_objects_someone_else_froze_stay_frozen_when_a_pause_ends() -> None:
         assert _generation_of(kept[0]) != 2, "the pause's own objects are left young"
     finally:
         gc.unfreeze()
+
+
+def test_the_pause_runs_under_the_manager_and_nothing_of_it_outlives_the_manager() -> None:
+    async def main(clock: VirtualClock) -> tuple[set[str], set[str]]:
+        client = LocalClient(open_store("memory://", clock=clock), clock=clock)
+        manager = Manager(client, clock=clock)
+        controller = manager.controller("critical", Busy(clock, 60.0), workers=1, critical=True)
+        controller.enqueue(Request("", "long"))
+        task = asyncio.create_task(manager.run())
+        await clock.sleep(1)
+        during = {t.get_name() for t in asyncio.all_tasks()}
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return during, {t.get_name() for t in asyncio.all_tasks() if not t.done()}
+
+    during, after = run_virtual(main)
+    assert "gc-pause" in during, "one runnable of the manager, started with it"
+    assert not any("gc" in name for name in after)
