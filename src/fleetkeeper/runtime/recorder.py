@@ -39,6 +39,12 @@ repeat made before the first was written only changes what will be written; a la
 patches the stored Event (a new one is made if it was deleted meanwhile). The last
 :data:`REMEMBERED` distinct Events are remembered.
 
+**Said once.** A state that lasts (a hold, a wait, a configuration that never works) is
+told once while it lasts: :meth:`Recorder.once` records only what is news for an object's
+topic (:mod:`~fleetkeeper.runtime.told`), :meth:`Recorder.clear` ends the topic when its
+state is over, and :meth:`Recorder.forgetting` forgets an object's topics when an informer
+reports it deleted — the controllers keep no such memory of their own.
+
 Recording never fails the reconcile that records: a write error is logged and
 dropped. Names are derived from the clock and a per-recorder counter (as Kubernetes
 derives Event names from a timestamp), so a virtual-time run names them identically
@@ -50,7 +56,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from datetime import datetime
 from typing import Literal, Protocol
 
@@ -63,9 +69,14 @@ from fleetkeeper.api.base import format_time
 from fleetkeeper.api.meta import ObjectMeta, Resource
 from fleetkeeper.client.interface import batch
 from fleetkeeper.clock import Clock
+from fleetkeeper.runtime.told import SubjectKey, Told
 
 EventType = Literal["Normal", "Warning"]
 Record = core.Event | tl.TimelineEntry
+#: an Event to record: type, reason, message
+EventNote = tuple[EventType, str, str]
+#: a timeline entry to record: action, message, reason
+TimelineNote = tuple[str, str, str]
 _log = structlog.get_logger("fleetkeeper.recorder")
 
 
@@ -204,6 +215,8 @@ class Recorder:
         self._clock = clock
         self.component = component
         self._seq = 0
+        #: what this component has said once (see :meth:`once`)
+        self.told = Told()
 
     def _name(self, base: str, salt: str) -> str:
         self._seq += 1
@@ -261,5 +274,61 @@ class Recorder:
         """Wait until everything recorded through this recorder's sink so far is written."""
         await self._sink.flush()
 
+    # ---------------------------------------------------------------- said once
+    async def once(self, obj: Resource, topic: Hashable, *, value: Hashable = True,
+                   event: EventNote | None = None, timeline: TimelineNote | None = None) -> bool:
+        """Record ``event`` and then ``timeline`` about ``obj`` unless ``value`` is what was told
+        last on ``topic`` (until :meth:`clear` or :meth:`forget`); whether they were recorded."""
+        if not self.first(obj, topic, value):
+            return False
+        if event is not None:
+            await self.event(obj, *event)
+        if timeline is not None:
+            action, message, reason = timeline
+            await self.timeline(obj, action, message, reason=reason)
+        return True
 
-__all__ = ["CHUNK", "MAX_DEFERRED", "EventType", "Gate", "Recorder", "Sink"]
+    def first(self, obj: Resource | tl.Subject, topic: Hashable, value: Hashable = True) -> bool:
+        """Remember ``value`` as told about ``obj`` on ``topic``; whether it is news (the caller
+        then records it: :meth:`once` for an Event and a timeline entry)."""
+        return self.told.tell(SubjectKey.of(obj), topic, value)
+
+    def said(self, obj: Resource | tl.Subject, topic: Hashable) -> Hashable | None:
+        """The value last told about ``obj`` on ``topic`` (None when nothing is)."""
+        return self.told.get(SubjectKey.of(obj), topic)
+
+    def clear(self, obj: Resource | tl.Subject, topic: Hashable) -> bool:
+        """What ``topic`` told of ``obj`` is over (told again if it comes back); whether it was told."""
+        return self.told.clear(SubjectKey.of(obj), topic)
+
+    def clear_topic(self, topic: Hashable) -> None:
+        """What ``topic`` told of is over, whatever object it was told about."""
+        self.told.clear_topic(topic)
+
+    def forget(self, obj: Resource | tl.Subject) -> None:
+        """``obj`` is deleted: forget everything told about it."""
+        self.told.forget(SubjectKey.of(obj))
+
+    def forgetting(self) -> Forgetting:
+        """An informer handler that forgets what was told about each object deleted."""
+        return Forgetting(self)
+
+
+class Forgetting:
+    """Informer handler: the recorder forgets an object's topics when the object is deleted."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self._recorder = recorder
+
+    def on_add(self, obj: Resource) -> None:
+        """Nothing was told about a new object."""
+
+    def on_update(self, old: Resource, new: Resource) -> None:
+        """An update leaves what was told (a topic is cleared by the state it told of)."""
+
+    def on_delete(self, obj: Resource) -> None:
+        self._recorder.forget(obj)
+
+
+__all__ = ["CHUNK", "MAX_DEFERRED", "EventNote", "EventType", "Forgetting", "Gate", "Recorder", "Sink",
+           "TimelineNote"]
