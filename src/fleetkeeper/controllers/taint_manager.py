@@ -58,6 +58,7 @@ from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.controller import Controller, Keys
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.reconcile import FuncReconciler, Request, Result
+from fleetkeeper.runtime.recorder import Forgetting
 from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Tier, concurrent_syncs
 
 NAME = "taint-manager"
@@ -70,6 +71,10 @@ PACED_WORKERS = 3
 #: the fan-out yields to the event loop after this many bindings
 FANOUT_CHUNK = 16
 WRITE_ATTEMPTS = 5
+#: what the recorder tells once: a tainted cluster's evictions paused by the circuit breaker
+#: (until it closes), a binding's eviction waiting for dispatching to resume (per hold)
+PAUSED = "EvictionPaused"
+HELD = "DispatchingSuspended"
 
 B = TypeVar("B", ResourceBinding, ClusterResourceBinding)
 
@@ -87,6 +92,12 @@ def _targets(binding: Binding) -> list[str]:
     return [t.name for t in binding.spec.clusters or ()]
 
 
+def _tolerated(cluster: str) -> tuple[str, str]:
+    """The topic of a binding staying on ``cluster`` despite its NoExecute taints (told once
+    while the cluster keeps them)."""
+    return (tl.EVICTION_TOLERATED, cluster)
+
+
 class TaintManager:
     """The fan-out and eviction reconcilers and the circuit breaker they share."""
 
@@ -96,15 +107,14 @@ class TaintManager:
         self._bindings = bindings
         self._recorder = ctx.recorder(NAME)
         self.breaker = rules.breaker((), ctx.options.eviction_circuit_breaker_threshold)
-        self._announced: set[str] = set()
-        #: bindings whose eviction waits for dispatching to resume (announced once)
-        self._held: set[Request] = set()
-        #: cluster → bindings told to tolerate its NoExecute taints (until it has none)
-        self._tolerating: dict[str, set[str]] = {}
         #: the two queues (see the module notes): tainted clusters, bindings to evict (highest
         #: ``schedulePriority`` first)
         self.fanout = Keys(NAME, clock=ctx.clock)
         self.evictions = Keys(f"{NAME}-eviction", clock=ctx.clock, priority=self.priority_of)
+
+    def forgetting(self) -> Forgetting:
+        """What forgets the said-once topics of a deleted cluster or binding."""
+        return self._recorder.forgetting()
 
     @property
     def enabled(self) -> bool:
@@ -146,12 +156,12 @@ class TaintManager:
         self.breaker = rules.breaker(self._clusters.list(), threshold)
         if self.breaker.open != before:
             for other in self._clusters.list():
-                if rules.no_execute_taints(other) or other.name in self._announced:
+                if rules.no_execute_taints(other) or self._recorder.said(other, PAUSED):
                     self.fanout.enqueue(Request.for_object(other))
         if cluster is not None and rules.no_execute_taints(cluster):
             self.fanout.enqueue(Request.for_object(cluster))
         elif cluster is not None:
-            self._tolerating.pop(cluster.name, None)  # a taint that comes back is told again
+            self._recorder.clear_topic(_tolerated(cluster.name))  # a taint that comes back is told again
 
     def binding_changed(self, binding: Binding | None) -> None:
         """A binding event: decide it now if one of its clusters is tainted NoExecute."""
@@ -171,19 +181,16 @@ class TaintManager:
         """Queue every binding on one tainted cluster (or record why not)."""
         cluster = self._clusters.get(request.name)
         if cluster is None:
-            self._announced.discard(request.name)
-            self._tolerating.pop(request.name, None)
+            self._recorder.clear_topic(_tolerated(request.name))
             return Result()
         taints = rules.no_execute_taints(cluster)
         if self.breaker.open:
-            if taints and self.enabled and cluster.name not in self._announced:
-                self._announced.add(cluster.name)
-                await self._recorder.event(cluster, "Warning", "EvictionPaused", self.breaker.message())
-                await self._recorder.timeline(cluster, tl.EVICTION_BLOCKED, self.breaker.message(),
-                                              reason="CircuitBreaker")
+            if taints and self.enabled:
+                message = self.breaker.message()
+                await self._recorder.once(cluster, PAUSED, event=("Warning", "EvictionPaused", message),
+                                          timeline=(tl.EVICTION_BLOCKED, message, "CircuitBreaker"))
             return Result()
-        if cluster.name in self._announced:
-            self._announced.discard(cluster.name)
+        if self._recorder.clear(cluster, PAUSED):
             breaker = self.breaker
             resumed = (f"evictions resumed: {breaker.not_ready} of {breaker.total} clusters are not Ready "
                        "or failing their probes")
@@ -202,11 +209,8 @@ class TaintManager:
 
     async def _tell_tolerated(self, binding: Binding, cluster: Cluster, decision: rules.Decision) -> None:
         """Say once, while the cluster keeps its NoExecute taints, that a binding stays on it."""
-        told = self._tolerating.setdefault(cluster.name, set())
-        key = str(Request.for_object(binding))
-        if key in told:
+        if not self._recorder.first(binding, _tolerated(cluster.name)):
             return
-        told.add(key)
         taint = ", ".join(f"{t.key}:{t.effect}" for t in rules.no_execute_taints(cluster))
         if decision.action == "later":
             text = (f"{cluster.name}'s taint {taint} is tolerated for {decision.delay:g}s more: "
@@ -232,25 +236,18 @@ class TaintManager:
         now = self._ctx.clock.now()
         outcome = rules.plan(_targets(binding), self._clusters.get, self.tolerations(binding), now)
         if outcome.evict and rules.dispatch_held(binding.spec.suspension):
-            await self._note_held(binding, request, outcome.evict)
+            names = ", ".join(outcome.evict)
+            await self._recorder.once(binding, HELD, timeline=(
+                tl.EVICTION_BLOCKED, f"eviction from {names} waits: dispatching is suspended",
+                "DispatchingSuspended"))
             return Result()  # resuming dispatch updates the binding, which wakes it again
-        self._held.discard(request)
+        self._recorder.clear(binding, HELD)
         if outcome.evict:
             evicted = await self._write(binding, now)
             pause = rules.pacing_delay(self._ctx.options.resource_eviction_rate)
             if evicted and pause:
                 await self._ctx.clock.sleep(pause)
         return Result(requeue_after=outcome.retry_after)
-
-    async def _note_held(self, binding: Binding, request: Request, clusters: list[str]) -> None:
-        """Say once per hold why an eviction is waiting."""
-        if request in self._held:
-            return
-        self._held.add(request)
-        names = ", ".join(clusters)
-        await self._recorder.timeline(binding, tl.EVICTION_BLOCKED,
-                                      f"eviction from {names} waits: dispatching is suspended",
-                                      reason="DispatchingSuspended")
 
     async def _write(self, binding: Binding, now: datetime) -> list[str]:
         """Remove the clusters to evict and add their tasks, conflict-safe; the clusters evicted."""
@@ -345,6 +342,8 @@ def _new(deps: Deps) -> Controller:
                              workers=concurrent_syncs(deps.ctx.options), tier=Tier.CRITICAL))
     clusters.add_handler(_ClusterEvents(manager))
     bindings.add_handler(_BindingEvents(manager))
+    clusters.add_handler(manager.forgetting())
+    bindings.add_handler(manager.forgetting())
     return evictions
 
 
