@@ -66,8 +66,7 @@ class GracefulEvictionReconciler:
         self._clusters = clusters
         self._bindings = bindings
         self._recorder = ctx.recorder(NAME)
-        #: blocked tasks already explained on the timeline: (binding uid, cluster, created)
-        self._explained: set[tuple[str, str, str]] = set()
+        bindings.add_handler(self._recorder.forgetting())
 
     def bindings_from(self, cluster: str) -> list[Request]:
         """Bindings with a task from ``cluster``."""
@@ -131,11 +130,10 @@ class GracefulEvictionReconciler:
     async def _explain(self, binding: Binding, assessment: rules.Assessment) -> None:
         """Say once per task why a task past its timeout is kept."""
         for verdict in assessment.of("block"):
-            created = verdict.task.creation_timestamp
-            key = (binding.metadata.uid or binding.key, verdict.task.from_cluster, str(created))
-            if key in self._explained:
+            task = verdict.task
+            if not self._recorder.first(binding, (tl.EVICTION_BLOCKED, task.from_cluster),
+                                        str(task.creation_timestamp)):
                 continue
-            self._explained.add(key)
             _log.info("eviction task kept past its timeout", binding=binding.key, reason=verdict.why)
             await self._recorder.timeline(binding, tl.EVICTION_BLOCKED, verdict.message(),
                                           reason=verdict.task.reason)
