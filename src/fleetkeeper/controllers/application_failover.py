@@ -61,6 +61,9 @@ from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, concurrent_sync
 
 NAME = "application-failover-controller"
 EVENT_INEFFECTIVE = "ApplicationFailoverIneffective"
+#: the recorder's topic of the state-preservation failures holding a binding's evictions (told
+#: once each while they last: the failures told, by cluster)
+PRESERVATION = "StatePreservationFailed"
 
 _log = structlog.get_logger("fleetkeeper.application_failover")
 
@@ -106,16 +109,11 @@ class ApplicationFailover:
         self._ctx = ctx
         self._bindings = bindings
         self._recorder = ctx.recorder(NAME)
-        #: bindings already warned about a configuration that can never fire: (uid, apiVersion, kind)
-        self._warned: set[tuple[str, str, str]] = set()
-        #: binding key → the state-preservation failures last put on its timeline (told once each;
-        #: forgotten with the binding)
-        self._told_failures: dict[str, dict[str, str]] = {}
+        bindings.add_handler(self._recorder.forgetting())
 
     async def reconcile(self, request: Request) -> Result:
         binding = self._bindings.get(request)
         if binding is None or binding.metadata.deletion_timestamp is not None:
-            self._told_failures.pop(str(request), None)
             return Result()
         resource = binding.spec.resource
         healthy_rule = self._ctx.interpreter.has_health_rule(resource.api_version, resource.kind)
@@ -195,18 +193,18 @@ class ApplicationFailover:
     async def _tell_failures(self, binding: Binding, failed: dict[str, str]) -> None:
         """Put a state-preservation failure that holds an eviction on the timeline, once while it
         lasts (the reconcile is retried with backoff, and each retry fails the same way)."""
-        key = binding.key
-        told = self._told_failures.get(key, {})
+        said = self._recorder.said(binding, PRESERVATION)
+        told: dict[str, str] = dict(said) if isinstance(said, tuple) else {}
         for cluster, reason in failed.items():
             if told.get(cluster) != reason:
                 await self._recorder.timeline(
                     binding, tl.EVICTION_BLOCKED,
                     f"eviction from {cluster} waits: state preservation failed: {reason}",
-                    reason="StatePreservationFailed")
+                    reason=PRESERVATION)
         if failed:
-            self._told_failures[key] = dict(failed)
+            self._recorder.first(binding, PRESERVATION, tuple(failed.items()))
         else:
-            self._told_failures.pop(key, None)
+            self._recorder.clear(binding, PRESERVATION)
 
     async def _failed(self, binding: Binding, message: str) -> None:
         for obj in (binding, template_stub(binding)):
@@ -214,10 +212,8 @@ class ApplicationFailover:
 
     async def _warn_ineffective(self, binding: Binding, why: str) -> None:
         resource = binding.spec.resource
-        key = (binding.metadata.uid or binding.key, resource.api_version, resource.kind)
-        if key in self._warned:
+        if not self._recorder.first(binding, (EVENT_INEFFECTIVE, resource.api_version, resource.kind)):
             return
-        self._warned.add(key)
         _log.warning("application failover can never fire", binding=binding.key, kind=resource.kind)
         policy = _policy(binding)
         for obj in (binding, template_stub(binding), *([policy] if policy is not None else [])):
