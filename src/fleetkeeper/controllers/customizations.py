@@ -54,9 +54,8 @@ class Customizations:
         self._interpreter = interpreter
         self._informer = informer
         self._recorder = recorder
-        #: name → the problem reported for it (so each problem is reported once)
+        #: name → why the interpreter cannot use it (reported once per problem by the recorder)
         self.invalid: dict[str, str] = {}
-        self._reported: dict[str, str] = {}
 
     def sync(self, old: ResourceInterpreterCustomization | None = None,
              new: ResourceInterpreterCustomization | None = None) -> None:
@@ -78,18 +77,20 @@ class Customizations:
         obj = self._informer.get(request.name)
         problem = self.invalid.get(request.name) if obj is not None else None
         if obj is None or problem is None:
-            self._reported.pop(request.name, None)
+            if obj is not None:
+                self._recorder.clear(obj, REASON_INVALID)
             return Result()
-        if self._reported.get(request.name) != problem:
-            await self._recorder.event(obj, "Warning", REASON_INVALID, f"customization not used: {problem}")
-            self._reported[request.name] = problem
+        await self._recorder.once(obj, REASON_INVALID, value=problem,
+                                  event=("Warning", REASON_INVALID, f"customization not used: {problem}"))
         return Result()
 
 
 def _new(deps: Deps) -> Customizations:
     informer = deps.informers.informer_for(ResourceInterpreterCustomization)
-    customizations = Customizations(deps.ctx.interpreter, informer, deps.ctx.recorder(CONTROLLER_NAME))
+    recorder = deps.ctx.recorder(CONTROLLER_NAME)
+    customizations = Customizations(deps.ctx.interpreter, informer, recorder)
     informer.add_handler(FuncHandler(customizations.sync))
+    informer.add_handler(recorder.forgetting())
     return customizations
 
 
