@@ -132,9 +132,7 @@ class BindingController:
         keys.watch(self._ops, self._selected_bindings, predicate=generation_changed)
         keys.watch(self._cops, self._selected_bindings, predicate=generation_changed)
         keys.watch(self._spaces, self._bindings_on_space, predicate=deleted)
-        #: binding key → the clusters whose ``Directly`` copies its new Works wait for (told once;
-        #: forgotten with the binding)
-        self._directly_waits: dict[str, tuple[str, ...]] = {}
+        self._bindings.add_handler(self._recorder.forgetting())
 
     def _template_handler(self, kind: Kind) -> EnqueueMapped[Resource]:
         return EnqueueMapped(self._keys, binding_of_template, predicate=template_changed)
@@ -188,10 +186,8 @@ class BindingController:
     async def reconcile(self, request: Request) -> Result:
         binding = self._bindings.get(request)
         if binding is None:
-            self._directly_waits.pop(str(request), None)
             return Result()
         if binding.metadata.deletion_timestamp is not None:
-            self._directly_waits.pop(str(request), None)
             await self._finalize(binding)
             return Result()
         binding = await self._ensure_metadata(binding)
@@ -411,13 +407,11 @@ class BindingController:
     async def _note_directly_wait(self, binding: Binding, clusters: list[str]) -> None:
         """Say on the timeline, once per wait, why no new Work is written yet (purge mode
         ``Directly``: the old copy goes first, and a cluster that does not answer keeps it)."""
-        key = binding.key
         if not clusters:
-            self._directly_waits.pop(key, None)
+            self._recorder.clear(binding, tl.DISPATCH_WAITING)
             return
-        if self._directly_waits.get(key) == tuple(clusters):
+        if not self._recorder.first(binding, tl.DISPATCH_WAITING, tuple(clusters)):
             return
-        self._directly_waits[key] = tuple(clusters)
         message = (f"new Works wait until the old copy in {', '.join(clusters)} is removed "
                    "(purge mode Directly)")
         silent = [name for name in clusters if not _ready(self._clusters.get(name))]
