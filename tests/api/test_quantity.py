@@ -36,3 +36,14 @@ def test_invalid_quantities_are_rejected(text: str) -> None:
     assert not is_quantity(text)
     with pytest.raises(ValueError, match="quantities must match"):
         parse_quantity(text)
+
+
+@pytest.mark.parametrize("text", ["1e9999999", "1e-9999999", "1E1001", "5e" + "9" * 5000],
+                         ids=["huge exponent", "tiny exponent", "just past the bound", "5000 digits"])
+def test_an_exponent_beyond_the_bound_is_out_of_range_not_seconds_of_arithmetic(text: str) -> None:
+    from fleetkeeper.api.quantity import MAX_EXPONENT, Quantity, QuantityError, parse_quantity
+
+    for parse in (Quantity.parse, parse_quantity):
+        with pytest.raises(QuantityError, match="quantity is out of range"):
+            parse(text)
+    assert Quantity.parse(f"1e{MAX_EXPONENT}").value == 10**MAX_EXPONENT

@@ -53,6 +53,10 @@ _DECIMAL_BY_EXPONENT = {v: k for k, v in _DECIMAL_SUFFIXES.items()}
 _BINARY_BY_EXPONENT = {0: "", **{v: k for k, v in _BINARY_SUFFIXES.items()}}
 _SUFFIX_CHARS = set("eEinumkKMGTP")
 _NANO = Fraction(1, 10**9)
+#: the largest decimal exponent (``1e1000``) a quantity may have: exact arithmetic on anything
+#: larger costs seconds of CPU for a value no resource ever has
+MAX_EXPONENT = 1000
+OUT_OF_RANGE = "quantity is out of range"
 _MAX_BINARY = Fraction(2**63 - 1)
 
 
@@ -178,8 +182,11 @@ def _interpret_suffix(suffix: str, text: str) -> tuple[int, int, Format]:
         digits = suffix[1:]
         body = digits[1:] if digits[:1] in ("+", "-") else digits
         if body.isdigit() and body.isascii():
+            if len(body) > len(str(MAX_EXPONENT)) or int(body) > MAX_EXPONENT:
+                raise QuantityError(f"{OUT_OF_RANGE}: the exponent of {text[:64]!r} is beyond "
+                                    f"±{MAX_EXPONENT}")
             return 10, int(digits), Format.DECIMAL_EXPONENT
-    raise QuantityError(f"unable to parse quantity's suffix in {text!r}")
+    raise QuantityError(f"unable to parse quantity's suffix in {text[:64]!r}")
 
 
 def _decimal_string(value: Fraction, fmt: Format) -> str:
@@ -225,8 +232,10 @@ def parse_quantity(text: str | int | float) -> Decimal:
         raise ValueError(f"quantity must be a string, got {type(text).__name__}")
     try:
         return _value_of(text.strip())
-    except QuantityError:
-        raise QuantityError(f"{_FORMAT_MESSAGE}: {text!r}") from None
+    except QuantityError as exc:
+        if str(exc).startswith(OUT_OF_RANGE):
+            raise
+        raise QuantityError(f"{_FORMAT_MESSAGE}: {text[:64]!r}") from None
 
 
 @functools.lru_cache(maxsize=8192)
