@@ -32,10 +32,11 @@ of an OverridePolicy that its policy's ``dependentOverrides`` wait for.
 5. record the claim on the template (labels and annotations, as Karmada does), then
    create or refresh the binding — written only when something the detector owns
    changed, with optimistic concurrency. Under a policy with ``activationPreference:
-   Lazy``, a reconcile that only Karmada's own changes caused (the policy changing, or
-   the template changing in nothing but status, system metadata and Karmada's labels
-   and annotations) records the claim and stops there: the binding follows the policy
-   at the template's next real change, as in Karmada.
+   Lazy`` the binding follows the policy only at the template's next real change, as in
+   Karmada: judged from the template itself, against the version of it last reconciled
+   to the end — when nothing differs but status, system metadata and Karmada's labels
+   and annotations (whatever woke it: the policy changing, Karmada's own writes), the
+   claim is recorded and the reconcile stops there.
 6. a policy's ``schedulePriority`` (``KubePriorityClass``) puts the named PriorityClass's
    value into the binding's ``spec.schedulePriority.priority``, which orders the
    scheduler's queue (and the taint manager's evictions): higher first. A PriorityClass
@@ -127,9 +128,9 @@ class Detector:
         self._ops: Informer[OverridePolicy] = informers.informer_for(OverridePolicy)
         self._priority_classes: Informer[Unstructured] = informers.informer_for(BUILTIN["PriorityClass"])
         self._recorder = ctx.recorder(CONTROLLER_NAME)
-        #: templates with a change not of Karmada's own making still to be reconciled → how many
-        #: such changes came (a Lazy policy refreshes a binding only for these)
-        self._user_wakes: dict[Request, int] = {}
+        #: template → its version last reconciled to the end (a Lazy policy refreshes a binding
+        #: only for a template that differs from it in more than Karmada's own changes)
+        self._reconciled: dict[Request, Resource] = {}
         self._keys = keys
         self.templates = TemplateCache(informers, self._template_handler)
         self._pps.add_handler(FuncHandler(self._policy_changed))
@@ -139,54 +140,23 @@ class Detector:
     # ---------------------------------------------------------------- wiring
     def _template_handler(self, kind: Kind) -> EnqueueMapped[Resource]:
         return EnqueueMapped(self._keys, lambda obj: [template_request(TemplateRef.of(obj))],
-                             predicate=self._template_event)
-
-    def _template_event(self, old: Resource | None, new: Resource | None) -> bool:
-        """:func:`template_changed`, noting whether a change under a Lazy policy is Karmada's own."""
-        if not template_changed(old, new):
-            return False
-        obj = new if new is not None else old
-        assert obj is not None
-        by_karmada = old is not None and new is not None and rules.is_lazy(self._claiming_policy(new)) \
-            and rules.changed_by_karmada(old, new)
-        if not by_karmada:
-            self._user_wake(template_request(TemplateRef.of(obj)))
-        return True
-
-    def _user_wake(self, request: Request) -> None:
-        self._user_wakes[request] = self._user_wakes.get(request, 0) + 1
-
-    def _claiming_policy(self, template: Resource) -> rules.Policy | None:
-        """The policy a template's claim annotations name, if it exists."""
-        annotations = template.annotations()
-        name = annotations.get(constants.PP_NAME_ANNOTATION)
-        if name:
-            return self._pps.get(f"{annotations.get(constants.PP_NAMESPACE_ANNOTATION, '')}/{name}")
-        name = annotations.get(constants.CPP_NAME_ANNOTATION)
-        return self._cpps.get(name) if name else None
+                             predicate=template_changed)
 
     def _policy_changed(self, old: rules.Policy | None, new: rules.Policy | None) -> None:
         """Watch the kinds the policy names; wake the templates it may claim or release."""
         policies = [p for p in (old, new) if p is not None]
         ids = {rules.policy_id(p) for p in policies}
         kinds = {(s.api_version, s.kind) for p in policies for s in p.spec.resource_selectors}
-        lazy = rules.is_lazy(new if new is not None else old)
         for api_version, kind in sorted(kinds):
             for template in self.templates.list(api_version, kind):
                 claim = rules.claim_of(template.labels())
                 if (claim is not None and claim.permanent_id in ids) or any(
                         rules.match_priority(p, template) for p in policies):
-                    self._wake(template_request(TemplateRef.of(template)), by_karmada=lazy)
+                    self._keys.enqueue(template_request(TemplateRef.of(template)))
         if old is not None:  # templates it claimed, of kinds it no longer names
             for binding in self._claimed_bindings(ids):
                 for request in _template_of_binding(binding):
-                    self._wake(request, by_karmada=lazy)
-
-    def _wake(self, request: Request, *, by_karmada: bool) -> None:
-        """Queue a template for a policy's change; a Lazy policy's change is Karmada's own."""
-        if not by_karmada:
-            self._user_wake(request)
-        self._keys.enqueue(request)
+                    self._keys.enqueue(request)
 
     def _override_added(self, old: OverridePolicy | None, new: OverridePolicy | None) -> None:
         """An OverridePolicy appeared: wake the templates of the policies that waited for it."""
@@ -204,18 +174,30 @@ class Detector:
 
     # ---------------------------------------------------------------- reconcile
     async def reconcile(self, request: Request) -> Result:
-        wakes = self._user_wakes.get(request)
-        result = await self._reconcile(request, by_user=wakes is not None)
-        if result.requeue_after is None and self._user_wakes.get(request) == wakes:
-            self._user_wakes.pop(request, None)  # done, and no newer change came meanwhile
-        return result
-
-    async def _reconcile(self, request: Request, *, by_user: bool) -> Result:
         ref = parse_template_request(request)
         try:
             template = self.templates.get(ref)
         except NotSynced:
             return Result(requeue_after=NOT_SYNCED_RETRY)
+        if template is None:
+            self._reconciled.pop(request, None)
+        result = await self._reconcile(ref, template, edited=self._edited(request, template))
+        if template is not None and result.requeue_after is None:
+            self._reconciled[request] = template  # a newer version differs from this one
+        return result
+
+    def _edited(self, request: Request, template: Resource | None) -> bool:
+        """Whether ``template`` differs in more than Karmada's own changes (status, system
+        metadata, Karmada's labels and annotations) from its version last reconciled to the end
+        — or was not reconciled to the end since it appeared (or the plane started)."""
+        last = self._reconciled.get(request)
+        if last is None or template is None:
+            return True
+        if last is template or last.metadata.resource_version == template.metadata.resource_version:
+            return False
+        return not rules.changed_by_karmada(last, template)
+
+    async def _reconcile(self, ref: TemplateRef, template: Resource | None, *, edited: bool) -> Result:
         if template is None or template.metadata.deletion_timestamp is not None:
             remaining = await self._delete_binding(ref)
             if template is not None and not remaining:
@@ -239,7 +221,7 @@ class Detector:
                       missing=missing)
             return Result(requeue_after=DEPENDENT_OVERRIDES_RETRY)
         await self._claim(template, policy)
-        if not by_user and rules.is_lazy(policy):
+        if not edited and rules.is_lazy(policy):
             return Result()  # Lazy: the binding follows the policy at the template's next change
         if binding is not None and binding.metadata.deletion_timestamp is not None:
             return Result()  # the binding's removal wakes this template again
