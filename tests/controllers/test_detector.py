@@ -234,3 +234,43 @@ def test_schedule_priority_comes_from_the_kubernetes_priority_class_the_policy_n
             await world.wait_for(dropped, within=10)
 
     run(main)
+
+
+def test_a_lazy_policy_change_waits_for_the_templates_own_edit_whatever_wakes_the_template() -> None:
+    async def main(clock: VirtualClock) -> None:
+        async with running(clock, "member1", "member2") as world:
+            await world.apply(propagation_policy("nginx", "member1", activationPreference="Lazy"))
+            await world.apply(deployment())
+            await world.wait_for(claimed_by(world, "nginx-propagation"))
+            policy = await world.client.get(PropagationPolicy, "nginx-propagation", "default")
+            assert policy.spec.placement.cluster_affinity is not None
+            policy.spec.placement.cluster_affinity.cluster_names = ["member2"]
+            await world.client.update(policy)
+            await world.settle()
+
+            async def placed_on() -> list[str]:
+                rb = await binding(world)
+                assert rb is not None and rb.spec.placement is not None
+                affinity = rb.spec.placement.cluster_affinity
+                return list(affinity.cluster_names or ()) if affinity is not None else []
+
+            assert await placed_on() == ["member1"], "the policy's change waits"
+            template = await world.client.get(Deployment, "nginx", "default")  # Karmada's own change
+            meta = template.metadata.model_copy(update={"annotations": {
+                **template.annotations(), "propagationpolicy.karmada.io/touched": "yes"}})
+            await world.client.update(template.model_copy(update={"metadata": meta}))
+            rb = await binding(world)
+            assert rb is not None
+            await world.client.delete(ResourceBinding, rb.name, "default")  # a wake by the binding
+            await world.settle()
+            assert await binding(world) is None, "not even a binding deleted by hand is made again"
+            template = await world.client.get(Deployment, "nginx", "default")  # the user's edit
+            meta = template.metadata.model_copy(update={"labels": {**template.labels(), "tier": "web"}})
+            await world.client.update(template.model_copy(update={"metadata": meta}))
+
+            async def follows() -> bool:
+                return await binding(world) is not None and await placed_on() == ["member2"]
+
+            await world.wait_for(follows, within=10)
+
+    run(main)
