@@ -35,7 +35,8 @@ move. Admission cannot see the interpreter (``api`` is below it), and the detect
 copying the policy faithfully keeps the binding an exact image of the policy, so the
 warning is given here, where the interpreter is at hand and the binding is known: a
 Warning Event ``ApplicationFailoverIneffective`` on the binding, its template and its
-policy, and a timeline entry — once per binding and process.
+policy, and a timeline entry — once per binding (the recorder's memory, forgotten with
+the binding).
 """
 
 from __future__ import annotations
