@@ -221,6 +221,20 @@ def test_a_kind_without_a_health_rule_is_warned_about_once() -> None:
     run(body)
 
 
+def test_a_binding_made_again_under_its_name_is_warned_about_again() -> None:
+    async def body(world: World) -> None:
+        rb = await create(world, kind="Job", api_version="batch/v1")
+        await report(world, rb, {"member1": "Healthy", "member2": "Healthy"})
+        await world.client.delete(ResourceBinding, rb.name, "default")
+        await world.settle()
+        again = await create(world, kind="Job", api_version="batch/v1")
+        await report(world, again, {"member1": "Healthy", "member2": "Healthy"})
+        entries = await world.timeline(rb.name, tl.EVICTION_BLOCKED)
+        assert [e.reason for e in entries] == [application_failover.EVENT_INEFFECTIVE] * 2
+
+    run(body)
+
+
 # --- preconditions -------------------------------------------------------------------------------
 
 
