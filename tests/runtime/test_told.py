@@ -9,7 +9,7 @@ from fleetkeeper.api.meta import ObjectMeta
 from fleetkeeper.client.local import LocalClient
 from fleetkeeper.clock import VirtualClock
 from fleetkeeper.runtime.recorder import Recorder, Sink
-from fleetkeeper.runtime.told import SubjectKey, Told
+from fleetkeeper.runtime.told import GONE, SubjectKey, Told
 from fleetkeeper.store import open_store
 
 
@@ -111,3 +111,16 @@ def test_subjects_of_objects_and_of_timeline_subjects_are_the_same() -> None:
     member1 = _cluster("member1")
     subject = tl.Subject(api_version=member1.api_version, kind="Cluster", name="member1", namespace=None)
     assert SubjectKey.of(member1) == SubjectKey.of(subject) == SubjectKey("Cluster", "", "member1")
+
+
+def test_what_is_told_late_about_a_deleted_object_is_not_remembered() -> None:
+    told = Told()
+    web = SubjectKey("ResourceBinding", "default", "web")
+    assert told.tell(web, "held", uid="uid-1")
+    told.forget(web, uid="uid-1")
+    assert told.tell(web, "held", uid="uid-1"), "a reconcile that read it before it went still tells"
+    assert len(told) == 0, "but nothing is remembered of it"
+    assert told.tell(web, "held", uid="uid-2") and not told.tell(web, "held", uid="uid-2"), "made again"
+    for i in range(GONE + 10):
+        told.forget(SubjectKey("ResourceBinding", "default", f"b{i}"), uid=f"gone-{i}")
+    assert len(told._gone) == GONE, "the deleted uids kept are bounded"

@@ -288,10 +288,10 @@ class Recorder:
             await self.timeline(obj, action, message, reason=reason)
         return True
 
-    def first(self, obj: Resource | tl.Subject, topic: Hashable, value: Hashable = True) -> bool:
+    def first(self, obj: Resource, topic: Hashable, value: Hashable = True) -> bool:
         """Remember ``value`` as told about ``obj`` on ``topic``; whether it is news (the caller
         then records it: :meth:`once` for an Event and a timeline entry)."""
-        return self.told.tell(SubjectKey.of(obj), topic, value)
+        return self.told.tell(SubjectKey.of(obj), topic, value, uid=obj.metadata.uid)
 
     def said(self, obj: Resource | tl.Subject, topic: Hashable) -> Hashable | None:
         """The value last told about ``obj`` on ``topic`` (None when nothing is)."""
@@ -305,9 +305,9 @@ class Recorder:
         """What ``topic`` told of is over, whatever object it was told about."""
         self.told.clear_topic(topic)
 
-    def forget(self, obj: Resource | tl.Subject) -> None:
-        """``obj`` is deleted: forget everything told about it."""
-        self.told.forget(SubjectKey.of(obj))
+    def forget(self, obj: Resource) -> None:
+        """``obj`` is deleted: forget everything told about it (and what is told about it later)."""
+        self.told.forget(SubjectKey.of(obj), uid=obj.metadata.uid)
 
     def forgetting(self) -> Forgetting:
         """An informer handler that forgets what was told about each object deleted."""

@@ -6,17 +6,23 @@ while the state lasts, and must say it once, not at every pass. The
 :class:`~fleetkeeper.runtime.recorder.Recorder` keeps that memory for its component, so
 no controller keeps a set of its own: :meth:`Told.tell` answers whether a value is news
 for a subject's topic; the topic is cleared when the state it told of is over (said again
-if it comes back), and a subject's topics are forgotten when the object is deleted. The
-memory is bounded by the live subjects and their open topics.
+if it comes back), and a subject's topics are forgotten when the object is deleted. A
+reconcile that read the object before it went may still tell about it afterwards: the
+uids of the objects deleted lately (:data:`GONE` of them) are kept so that this is not
+remembered. The memory is bounded by the live subjects and their open topics.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Hashable
 from typing import NamedTuple
 
 from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.meta import Resource
+
+#: uids of deleted objects kept, so that what is told about them late is not remembered
+GONE = 4096
 
 
 class SubjectKey(NamedTuple):
@@ -39,9 +45,14 @@ class Told:
     def __init__(self) -> None:
         self._told: dict[SubjectKey, dict[Hashable, Hashable]] = {}
         self._subjects: dict[Hashable, set[SubjectKey]] = {}
+        self._gone: OrderedDict[str, None] = OrderedDict()
 
-    def tell(self, subject: SubjectKey, topic: Hashable, value: Hashable = True) -> bool:
-        """Remember ``value`` as told on ``topic``; whether it is news (not the value last told)."""
+    def tell(self, subject: SubjectKey, topic: Hashable, value: Hashable = True, *,
+             uid: str | None = None) -> bool:
+        """Remember ``value`` as told on ``topic``; whether it is news (not the value last told).
+        About an object already deleted (by ``uid``) it is news, and not remembered."""
+        if uid and uid in self._gone:
+            return True
         topics = self._told.setdefault(subject, {})
         if topic in topics and topics[topic] == value:
             return False
@@ -72,10 +83,14 @@ class Told:
             if not topics:
                 del self._told[subject]
 
-    def forget(self, subject: SubjectKey) -> None:
-        """The object is gone: everything told about it is forgotten."""
+    def forget(self, subject: SubjectKey, *, uid: str | None = None) -> None:
+        """The object (``uid``) is gone: everything told about it is forgotten."""
         for topic in self._told.pop(subject, {}):
             self._unindex(subject, topic)
+        if uid:
+            self._gone[uid] = None
+            if len(self._gone) > GONE:
+                self._gone.popitem(last=False)
 
     def __len__(self) -> int:
         """How many subjects something is remembered about."""
@@ -89,4 +104,4 @@ class Told:
                 del self._subjects[topic]
 
 
-__all__ = ["SubjectKey", "Told"]
+__all__ = ["GONE", "SubjectKey", "Told"]
