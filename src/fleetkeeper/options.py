@@ -3,7 +3,7 @@ controller.
 
 Names are the CLI flags in snake_case (``--cluster-failure-threshold`` →
 ``cluster_failure_threshold``); scenario files use them in camelCase
-(``clusterFailureThreshold``). Defaults are Karmada's (spec/failover.md §3.8) except
+(``clusterFailureThreshold``). Defaults are Karmada's (``cmd/controller-manager/app/options``) except
 where fleetkeeper's safety-first failover defaults differ (docs/architecture.md, Failover safety): NoExecute
 eviction is on, eviction is unthrottled by default, a default ClusterTaintPolicy is
 installed, and a partition circuit breaker pauses evictions.

@@ -1,6 +1,6 @@
 """Kubernetes JSONPath, as client-go's ``util/jsonpath`` evaluates it for Karmada (pure).
 
-State preservation (spec/failover.md §4.12.3) reads values out of a workload's reflected
+State preservation reads values out of a workload's reflected
 status with Kubernetes JSONPath templates and turns them into label values, so what
 counts is the exact text Karmada produces. This is a port of client-go's parser and
 evaluator with missing keys as errors (Karmada's setting):

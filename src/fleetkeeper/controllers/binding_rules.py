@@ -1,4 +1,4 @@
-"""The binding controller's decisions, as pure functions (spec/failover.md §2.8, §4.6.1, §4.7, §4.15).
+"""The binding controller's decisions, as pure functions (Karmada: ``pkg/controllers/binding``).
 
 * **Which clusters a binding has Works in.** *Targets* — where Works are written — are
   ``spec.clusters`` followed by the ``requiredBy`` clusters not already listed. *Existing

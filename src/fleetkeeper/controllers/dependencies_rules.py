@@ -1,4 +1,4 @@
-"""The dependencies distributor's decisions, as pure functions (spec/failover.md §4.16).
+"""The dependencies distributor's decisions, as pure functions (Karmada: ``pkg/dependenciesdistributor``).
 
 A workload whose binding says ``propagateDeps: true`` takes its dependencies along —
 the ConfigMaps, Secrets, ServiceAccounts and PVCs its pod template names (the

@@ -1,4 +1,4 @@
-"""The resource detector's decisions, as pure functions (spec/failover.md §2.4, §2.7, §4.17).
+"""The resource detector's decisions, as pure functions (Karmada: ``pkg/detector``).
 
 Which policy claims a template, and what binding that claim implies:
 

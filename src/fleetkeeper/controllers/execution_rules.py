@@ -1,4 +1,4 @@
-"""The execution controller's decisions, as pure functions (spec/failover.md §2.8.3, §4.8, §4.15).
+"""The execution controller's decisions, as pure functions (Karmada: ``pkg/controllers/execution``).
 
 * **Conditions.** ``Dispatching`` is True (``Dispatching``) unless the Work says
   ``suspendDispatching`` (False, ``SuspendDispatching``); ``Applied`` is True

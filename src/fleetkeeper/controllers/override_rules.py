@@ -1,5 +1,5 @@
 """OverridePolicy and ClusterOverridePolicy: the per-cluster edits of a Work's manifest
-(spec/failover.md §2.5), as pure functions over wire dicts.
+(Karmada: ``pkg/util/overridemanager``), as pure functions over wire dicts.
 
 **Which policies, in which order.** For one template and one target cluster, the
 ClusterOverridePolicies apply first, then the OverridePolicies of the template's

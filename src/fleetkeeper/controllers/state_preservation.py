@@ -8,7 +8,7 @@ so ``{ .jobId }`` reads the status field ``jobId``; see :mod:`fleetkeeper.api.js
 for the syntax and for why ``1734462491693`` becomes ``1.734462491693e+12``). At
 eviction the values are stored in the eviction task (``preservedLabelState``, with
 ``clustersBeforeFailover``); the binding controller then injects them as labels into
-the manifest of every *new* cluster (spec/failover.md §4.12.3–4.12.4). Both steps are
+the manifest of every *new* cluster. Both steps are
 pure functions here:
 
 * :func:`preserved_label_state` — every rule evaluated, or :class:`ExtractionError`

@@ -1,5 +1,5 @@
 """Status decisions of the work-status and binding-status controllers, as pure functions
-(spec/failover.md §2.7.4, §2.8.3, §4.9, §4.10).
+(Karmada: ``pkg/controllers/status``).
 
 * **Manifest status** (work-status): one entry per manifest the member holds — the
   identifier (ordinal, group, version, kind, resource, namespace, name), the reflected

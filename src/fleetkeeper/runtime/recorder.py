@@ -1,7 +1,7 @@
 """Recording what controllers decide: Kubernetes Events and the failover timeline.
 
 Two audiences, one call site. ``event()`` writes a ``v1`` Event with Karmada's
-reasons and messages (spec/failover.md §3.6) so ``kubectl describe`` reads as it does
+reasons and messages (Karmada: ``pkg/events``) so ``kubectl describe`` reads as it does
 against Karmada. ``timeline()`` writes a :class:`~fleetkeeper.api.tl.TimelineEntry`,
 fleetkeeper's durable record of each failover decision with a human message
 (``Ready=False (ClusterNotReachable)``, ``evicted from member1 (TaintUntolerated,
