@@ -11,7 +11,7 @@ measures, each phase a fixed number of requests:
   then throughput with concurrent clients);
 * ``watch`` — end-to-end delivery: from sending a write to the watcher reading its event.
 
-Targets (DESIGN: mutating p99 ≤ 50 ms, a 10,000-item list ≤ 1 s, watch delivery p99 ≤
+Targets (mutating p99 ≤ 50 ms, a 10,000-item list ≤ 1 s, watch delivery p99 ≤
 50 ms) are reported next to the figures; figures depend on the machine, so quote them
 with it. Time is measured with the injected clock's ``monotonic()``.
 """

@@ -5,8 +5,8 @@ A Lua call runs for up to its time limit (a second), so a script that loops to i
 all of them for that long, once per call. Customization calls therefore run in worker threads;
 lupa lets go of Python's lock while Lua runs, so the loop keeps its pace (the sandbox takes the
 lock back only to read the clock every 16,000 instructions, to call the ``kube`` library and to
-convert arguments and results, whose size is bounded; measured, a script spinning in a lane
-delays the loop's 1 ms timers by a few milliseconds at most). The native rules stay on the loop:
+convert arguments and results, whose size is bounded, so a script spinning in a lane delays
+the loop's timers only slightly). The native rules stay on the loop:
 they are fast Python, and a thread hop would only slow the common path. The caller awaits the
 lane inside the context it passes (a controller's ``awaiting_io``: meanwhile its reconcile holds
 nobody's turn).

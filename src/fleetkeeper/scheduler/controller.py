@@ -88,13 +88,10 @@ UNSCHEDULABLE_RETRY_SECONDS = 300.0
 CONTROLLER_NAME = "scheduler"
 #: scheduler workers. Scheduling is on the failover's critical path and goes first anyway
 #: (:mod:`~fleetkeeper.runtime.turns`); in one event loop every busy worker adds its reconcile to
-#: each loop turn, so a few keep turns short — each hop of a decision (write → informer →
-#: queue → worker) waits one turn — without costing throughput (measured with ``fleetkeeper
-#: bench failover``: 10,000 bindings rescheduled in the same time with 8 workers as with 32,
-#: the first one in 56 ms instead of 120–280 ms; with 5 workers and 2 for evictions, 2,000
-#: bindings in the same time again, the first in 18–40 ms instead of 39–47 ms). The floor is
-#: ``concurrent_syncs`` (5 by default): a scheduler talking to a remote API server waits on
-#: the network, and more workers then overlap the waits.
+#: each loop turn, and each hop of a decision (write → informer → queue → worker) waits one
+#: turn, so a few workers make the first decisions sooner and the last ones no later than many
+#: would (README, Benchmarks). The floor is ``concurrent_syncs`` (5 by default): a scheduler
+#: talking to a remote API server waits on the network, and more workers then overlap the waits.
 WORKERS = 4
 
 

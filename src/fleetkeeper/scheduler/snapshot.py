@@ -23,7 +23,7 @@ cluster's topology changed (and all of its entries when nothing the scheduler re
 changed at all); entries that read capacity ask for the capacity memo (the default).
 
 Memo tables a new snapshot does not keep are *retired*, not dropped: freeing tens of
-thousands of entries at once took 6–14 ms, and the first build after a cluster's taint
+thousands of entries at once stalls the loop, and the first build after a cluster's taint
 changes topology — on the failover's critical path, just before the first rescheduling.
 Each build frees :data:`RETIRE_STEP` retired entries instead.
 """

@@ -10,16 +10,16 @@ backwards.
 
 The previous body of a MODIFIED or DELETED change is the body of an earlier event, so
 the row names that event (``prev_rev``) instead of repeating it: bodies are most of what
-a commit writes, and a second copy of each made commits about 40% slower. Compaction
+a commit writes, and a second copy of each made every commit markedly slower. Compaction
 keeps the rows that later events name; a previous state already compacted away when
 the change is made (an object unchanged for longer than the history) is stored inline
 (``prev``), as every row was before schema 2. Files of schema 1 are upgraded in place
 when opened: their rows keep their inline bodies.
 
-Why these settings (measured in the stack probe, notes §5): WAL with
-``synchronous=NORMAL`` commits ~50k single-row transactions/s, survives a killed process
-(the WAL is in the OS before ``COMMIT`` returns) but not a power cut; pass
-``?synchronous=full`` in the URL to fsync every commit (~7k/s). One connection does
+Why these settings: WAL with ``synchronous=NORMAL`` commits several times faster than
+fsyncing every commit and survives a killed process (the WAL is in the OS before ``COMMIT``
+returns) but not a power cut; pass ``?synchronous=full`` in the URL to fsync every commit
+(README, Benchmarks). One connection does
 every read and write, synchronously on the event loop: statements take microseconds,
 and under a virtual clock what the store answers must not depend on threads. Only the
 WAL checkpoints — copying committed pages into the database file, which changes where

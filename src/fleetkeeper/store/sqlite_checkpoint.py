@@ -3,9 +3,9 @@
 In WAL mode every commit appends the pages it changed to the ``-wal`` file, and a
 *checkpoint* copies them back into the database file, syncing both (with
 ``synchronous=NORMAL``). SQLite's automatic checkpoint runs inside the ``COMMIT`` that
-crosses its threshold (1,000 pages), so on the event loop: during a burst of writes
-about one commit in a hundred took 1–50 ms, which was 40% of all the time spent
-committing (measured in ``fleetkeeper bench propagation``).
+crosses its threshold (1,000 pages), so on the event loop: in a burst of writes the
+few commits that checkpoint stall the loop, and those stalls were a large share of all
+the time spent committing.
 
 A :class:`Checkpointer` thread with a connection of its own does that work instead:
 the backend tells it how many pages it has probably written (:meth:`Checkpointer.wrote`),
