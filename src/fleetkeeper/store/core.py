@@ -19,6 +19,11 @@ from those bytes (the copying cost lands on each reader, never on the writer). P
 caches are dropped once a write is published, keeping long-lived state out of reach of
 Python's cyclic garbage collector — the dominant cost at scale otherwise.
 
+A create or an update (not a delete) whose encoded object is over
+:data:`~fleetkeeper.api.limits.MAX_OBJECT_BYTES` is refused with ``413`` before anything
+is staged — the length of the bytes the snapshot encodes anyway, so every writer (the API
+server, dry runs, controllers through the local client) is held to it at no extra cost.
+
 ``uid_factory`` makes uids (and generated names) deterministic in simulations; times come
 from the injected clock.
 
@@ -166,6 +171,9 @@ class Store:
         revision, after = self.revision, None
         if continue_token:
             revision, after = _decode_token(continue_token)
+            if not 0 <= revision <= self.revision:
+                raise errors.BadRequest(f"invalid continue token {continue_token!r}: revision {revision} "
+                                        f"is not one this store has reached ({self.revision})")
         batch = self._owned_batch()
         overlay = None
         if batch is not None:
@@ -206,10 +214,12 @@ class Store:
             if dry_run:
                 o.prepare_create(new, uid=self._uid(), now=self._now(), revision=0)
                 del new["metadata"]["resourceVersion"]
+                o.check_size(key, o.encoded(new))
                 return new
             revision = self._next_revision(key)
             o.prepare_create(new, uid=self._uid(), now=self._now(), revision=revision)
             change = Change("ADDED", key, o.snapshot(new, revision), None)
+            o.check_size(key, change.record.raw)
             await self._apply(change)
         return new if shared and change.record.revision == revision else change.record.copy()
 
@@ -241,6 +251,7 @@ class Store:
                 result = o.prepare_update(new, old, key, with_status=with_status)
             result["metadata"]["resourceVersion"] = str(current.revision)
             if dry_run:
+                o.check_size(key, o.encoded(result), current)
                 return result
             if o.same_content(result, old):
                 return old if shared else current.copy()
@@ -248,6 +259,8 @@ class Store:
             result["metadata"]["resourceVersion"] = str(revision)
             kind: EventType = "DELETED" if o.is_finished(result) else "MODIFIED"
             change = Change(kind, key, o.snapshot(result, revision), current, current.revision)
+            if kind == "MODIFIED":
+                o.check_size(key, change.record.raw, current)
             await self._apply(change)
         # a shared backend may restamp the record at commit: then the stored bytes are the truth
         return result if shared and change.record.revision == revision else change.record.copy()

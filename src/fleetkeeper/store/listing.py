@@ -19,8 +19,10 @@ from fleetkeeper.api.scheme import GroupKind
 from fleetkeeper.api.selectors import FieldRequirements, LabelRequirements, field_selector_matches
 from fleetkeeper.store.backend import Backend, Key, Record
 
-#: records fetched per backend scan when a page size is given
+#: records fetched per backend scan when a page size is given (at least; at most :data:`MAX_CHUNK`)
 CHUNK = 256
+#: the most records one scan fetches, whatever page size was asked (``limit`` may be any int64)
+MAX_CHUNK = 4096
 
 
 def matches(labels: LabelRequirements, fields: FieldRequirements, obj: dict[str, Any]) -> bool:
@@ -61,7 +63,7 @@ class Lister:
             records = await self._backend.scan(gk, namespace, after=after)
             return self._page(records, labels, fields, None, full=False)
         items: list[dict[str, Any]] = []
-        chunk = None if limit is None else max(CHUNK, limit + 1)
+        chunk = None if limit is None else min(max(CHUNK, limit + 1), MAX_CHUNK)
         for _ in range(1 << 30):  # bounded by the number of records
             records = await self._backend.scan(gk, namespace, after=after, limit=chunk)
             full = len(records) == chunk
@@ -125,4 +127,4 @@ def _merge(records: list[Record], pending: Pending,
     return [by_position[p] for p in sorted(by_position)], pending[taken:]
 
 
-__all__ = ["CHUNK", "Lister", "matches"]
+__all__ = ["CHUNK", "MAX_CHUNK", "Lister", "matches"]

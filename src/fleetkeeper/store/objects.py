@@ -14,7 +14,10 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+import orjson
+
 from fleetkeeper import errors
+from fleetkeeper.api.limits import MAX_OBJECT_BYTES
 from fleetkeeper.api.meta import default_plural
 from fleetkeeper.api.scheme import SCHEME, GroupKind
 from fleetkeeper.store.backend import Key, Record
@@ -47,6 +50,26 @@ def snapshot(obj: dict[str, Any], revision: int) -> Record:
     """The record of a built object; raises ``BadRequest`` if it is not JSON."""
     try:
         return Record.of(obj, revision)
+    except TypeError as exc:
+        raise errors.BadRequest(f"object is not JSON-serializable: {exc}") from None
+
+
+def check_size(key: Key, raw: bytes, stored: Record | None = None) -> None:
+    """Refuse an object whose encoding ``raw`` is over :data:`~fleetkeeper.api.limits.MAX_OBJECT_BYTES`
+    (``413``, as kube-apiserver answers what etcd cannot hold) — unless it replaces a ``stored``
+    state that was larger still (one stored before the limit may shrink)."""
+    if len(raw) > MAX_OBJECT_BYTES and (stored is None or len(raw) > len(stored.raw)):
+        gk = key.group_kind
+        raise errors.RequestEntityTooLarge(
+            f'{resource_name(gk)} "{key.name}" is too large: it encodes to {len(raw)} bytes, more than the '
+            f"limit of {MAX_OBJECT_BYTES} bytes (1.5 MiB) for a stored object",
+            kind=_plural(gk), group=gk.group, name=key.name)
+
+
+def encoded(obj: dict[str, Any]) -> bytes:
+    """The JSON bytes of ``obj`` (what a dry run measures; a write measures its snapshot's)."""
+    try:
+        return orjson.dumps(obj)
     except TypeError as exc:
         raise errors.BadRequest(f"object is not JSON-serializable: {exc}") from None
 
@@ -278,8 +301,8 @@ def restamp(obj: dict[str, Any], revision: int) -> dict[str, Any]:
 
 
 __all__ = [
-    "STALE", "already_exists", "conflict", "copy_in", "generated_name", "is_finished", "key_of",
-    "mark_deleting", "not_found", "prepare_create", "prepare_finalize_update",
+    "STALE", "already_exists", "check_size", "conflict", "copy_in", "encoded", "generated_name",
+    "is_finished", "key_of", "mark_deleting", "not_found", "prepare_create", "prepare_finalize_update",
     "prepare_status_update", "prepare_update",
     "resource_name", "restamp", "same_content", "snapshot",
 ]

@@ -14,7 +14,8 @@ The suite covers every semantic of :mod:`fleetkeeper.store.interface`: system me
 preconditions and conflicts (including many concurrent writers at one version),
 generation, ``/status`` isolation, finalizer-held deletes, lists with selectors and
 pages, batches, watches (resume from every revision, kind/namespace/selector filters,
-retention and ``Gone``, fifty concurrent watchers, slow watchers), and for durable
+retention and ``Gone``, fifty concurrent watchers, slow watchers), the stored-object
+size limit on every write path, and for durable
 backends a reopen and a writer killed with SIGKILL mid-stream. It needs pytest and
 pytest-asyncio (``asyncio_mode = auto``); reads that must complete carry a hang guard,
 never a speed assertion.
@@ -31,6 +32,7 @@ from fleetkeeper.store._conformance_crud import (
     UpdateConformance,
 )
 from fleetkeeper.store._conformance_durability import DurabilityConformance
+from fleetkeeper.store._conformance_limits import LimitsConformance
 from fleetkeeper.store._conformance_watch import BatchConformance, WatchConformance
 
 
@@ -43,6 +45,7 @@ class StoreConformance(
     WatchConformance,
     BatchConformance,
     DurabilityConformance,
+    LimitsConformance,
 ):
     """Subclass as ``Test<Backend>Store``, set ``durable`` and implement ``url(tmp_path)``."""
 
