@@ -81,7 +81,7 @@ class Options:
     default_cluster_taint_policy: bool = True
     #: pause NoExecute evictions while more than this share of clusters is not Ready (0 disables)
     eviction_circuit_breaker_threshold: float = 0.55
-    # service-name-resolution detector (per node of a member; spec §4.14.5)
+    # service-name-resolution detector (per node of a member)
     detect_period: float = 5.0
     detect_success_threshold: float = 30.0
     detect_failure_threshold: float = 30.0

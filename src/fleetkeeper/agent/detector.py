@@ -1,6 +1,6 @@
 """The service-name-resolution detector: is DNS inside a member cluster working?
 
-Karmada's example agent (spec §4.14), shipped as a DaemonSet: one :class:`Detector`
+Karmada's example agent, shipped as a DaemonSet: one :class:`Detector`
 per node of a member. Each one, every ``detect_period``, resolves ``kubernetes.default``
 the way a Pod does (search list, then the cluster DNS), passes the result through the
 threshold state machine of :mod:`~fleetkeeper.agent.detector_rules` and stores the
@@ -132,7 +132,7 @@ def system_resolver(path: str = "/etc/resolv.conf", *, timeout: float = 2.0) -> 
 # ------------------------------------------------------------------------------ the detector
 @dataclass(frozen=True)
 class DetectorConfig:
-    """One detector's settings (Karmada's flags and defaults, spec §4.14.5)."""
+    """One detector's settings (Karmada's flags and defaults)."""
 
     cluster: str
     host: str = ""

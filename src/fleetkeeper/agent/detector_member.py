@@ -1,7 +1,7 @@
 """Where the detector keeps node verdicts and its Lease: in the member cluster.
 
 Every detector instance stores its node's verdict on its node, and the instances elect
-their leader with a Lease in the member (spec §4.14). Two ways to reach a member:
+their leader with a Lease in the member. Two ways to reach a member:
 
 * :class:`ApiNodes` — a Kubernetes API client (the ``fleetkeeper detector`` command with
   the member's kubeconfig): the verdict is a real ``ServiceDomainNameResolutionReady``

@@ -1,7 +1,7 @@
 """Service-name-resolution detector decisions: pure functions of observations and ``now``.
 
 The detector (:mod:`fleetkeeper.agent.detector`) does the lookups and the I/O; what
-they mean is decided here, after Karmada's example agent (spec §4.14):
+they mean is decided here, after Karmada's example agent:
 
 * :func:`observed` — one lookup of ``kubernetes.default`` as a condition: ``True``, or
   ``False`` with reason ``ServiceDomainNameResolutionFailed`` and the error.
@@ -16,7 +16,7 @@ they mean is decided here, after Karmada's example agent (spec §4.14):
 * :func:`stored` — the node verdict to store: status, reason, message, and Kubernetes'
   node-condition times (``lastHeartbeatTime`` = every detection, ``lastTransitionTime``
   only when the status changes).
-* :func:`aggregate` — the leader's cluster verdict (§4.14.2): NotReady nodes do not
+* :func:`aggregate` — the leader's cluster verdict: NotReady nodes do not
   vote; a Ready node without a verdict, or with one older than the stale threshold,
   votes ``Unknown``; no votes or any ``Unknown`` → no verdict (nothing is written);
   otherwise the cluster is failing only when *every* vote is ``False``.

@@ -2,7 +2,7 @@
 
 A Pull cluster is reached by its agent, not by the control plane, so the control
 plane cannot probe it; it listens instead. The agent renews the Lease
-``karmada-cluster/<cluster>`` (spec §2.3) every ``cluster_lease_duration ×
+``karmada-cluster/<cluster>`` every ``cluster_lease_duration ×
 cluster_lease_renew_interval_fraction`` seconds (40 s × 0.25 = 10 s): holder = the
 cluster name, ``leaseDurationSeconds`` = the lease duration, ``renewTime`` = now, and
 an owner reference to the Cluster (retried on every renewal until it is set), so the

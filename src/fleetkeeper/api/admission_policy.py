@@ -1,6 +1,6 @@
 """Admission of the ``policy.karmada.io`` kinds: propagation, override and taint policies.
 
-Propagation policies (Karmada's policy webhooks, spec §2.4):
+Propagation policies (Karmada's policy webhooks):
 
 * defaulting — a PropagationPolicy's resource selectors without a namespace get the
   policy's; selecting ``ServiceImport`` forces ``propagateDeps``; placement defaults (see

@@ -29,7 +29,7 @@ def is_condition_true(conditions: Sequence[Condition] | None, type_: str) -> boo
 
 
 def set_condition(conditions: Sequence[Condition] | None, new: Condition, now: datetime) -> list[Condition]:
-    """``conditions`` with ``new`` set (spec §2.1.1), as a new list.
+    """``conditions`` with ``new`` set, as a new list.
 
     * absent type: appended; ``lastTransitionTime`` defaults to ``now``;
     * status changed: status replaced, ``lastTransitionTime`` = the supplied one or ``now``;

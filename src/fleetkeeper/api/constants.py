@@ -25,7 +25,7 @@ APPS_API_VERSION: Final = "apps.karmada.io/v1alpha1"
 NETWORKING_API_VERSION: Final = "networking.karmada.io/v1alpha1"
 CONFIG_API_VERSION: Final = "config.karmada.io/v1alpha1"
 
-# --- taints (§3.1) --------------------------------------------------------------------------------
+# --- taints ---------------------------------------------------------------------------------------
 TAINT_CLUSTER_NOT_READY: Final = "cluster.karmada.io/not-ready"
 TAINT_CLUSTER_UNREACHABLE: Final = "cluster.karmada.io/unreachable"
 TAINT_CLUSTER_UNSCHEDULABLE: Final = "cluster.karmada.io/unschedulable"
@@ -39,7 +39,7 @@ CLUSTER_TAINT_EFFECTS: Final = frozenset({EFFECT_NO_SCHEDULE, EFFECT_NO_EXECUTE}
 TOLERATION_OP_EQUAL: Final = "Equal"
 TOLERATION_OP_EXISTS: Final = "Exists"
 
-# --- labels (§3.2, §2.7.1, §2.8.1) ----------------------------------------------------------------
+# --- labels ---------------------------------------------------------------------------------------
 PP_PERMANENT_ID_LABEL: Final = "propagationpolicy.karmada.io/permanent-id"
 CPP_PERMANENT_ID_LABEL: Final = "clusterpropagationpolicy.karmada.io/permanent-id"
 RB_PERMANENT_ID_LABEL: Final = "resourcebinding.karmada.io/permanent-id"
@@ -80,7 +80,7 @@ DEPENDENCIES_ANNOTATION: Final = "resourcebinding.karmada.io/dependencies"
 #: fleetkeeper's fault drills on simulated members (``fleetkeeper fault``): annotations on a Cluster
 FAULT_ANNOTATION_PREFIX: Final = "faults.fleetkeeper.io/"
 
-# --- finalizers (§3.5) ----------------------------------------------------------------------------
+# --- finalizers -----------------------------------------------------------------------------------
 CLUSTER_CONTROLLER_FINALIZER: Final = "karmada.io/cluster-controller"
 EXECUTION_CONTROLLER_FINALIZER: Final = "karmada.io/execution-controller"
 BINDING_CONTROLLER_FINALIZER: Final = "karmada.io/binding-controller"
@@ -92,7 +92,7 @@ CLUSTER_PROPAGATION_POLICY_CONTROLLER_FINALIZER: Final = "karmada.io/cluster-pro
 #: deleting, until the dependents that block their owner's deletion are gone
 FOREGROUND_DELETION_FINALIZER: Final = "foregroundDeletion"
 
-# --- condition types (§3.3) -----------------------------------------------------------------------
+# --- condition types ------------------------------------------------------------------------------
 COND_READY: Final = "Ready"
 #: fleetkeeper's (additive) early warning: the latest probe verdict *before* the success/failure
 #: thresholds; the partition circuit breaker counts clusters whose probes already fail
@@ -107,7 +107,7 @@ COND_WORK_AVAILABLE: Final = "Available"
 COND_WORK_DEGRADED: Final = "Degraded"
 COND_WORK_DISPATCHING: Final = "Dispatching"
 
-# --- condition reasons and messages (§2.2.2, §2.7.4, §2.8.3) --------------------------------------
+# --- condition reasons and messages ---------------------------------------------------------------
 REASON_CLUSTER_READY: Final = "ClusterReady"
 REASON_CLUSTER_NOT_READY: Final = "ClusterNotReady"
 REASON_CLUSTER_NOT_REACHABLE: Final = "ClusterNotReachable"
@@ -154,7 +154,7 @@ HEALTHY: Final = "Healthy"
 UNHEALTHY: Final = "Unhealthy"
 UNKNOWN: Final = "Unknown"
 
-# --- event reasons (§3.6) -------------------------------------------------------------------------
+# --- event reasons --------------------------------------------------------------------------------
 EVENT_TYPE_NORMAL: Final = "Normal"
 EVENT_TYPE_WARNING: Final = "Warning"
 
@@ -192,7 +192,7 @@ EVENT_DEPENDENCY_POLICY_CONFLICT: Final = "DependencyPolicyConflict"
 EVENT_LOAD_COREDNS_CONDITION_FAILED: Final = "LoadCorednsConditionFailed"
 EVENT_STORE_COREDNS_CONDITION_FAILED: Final = "StoreCorednsConditionFailed"
 
-# --- eviction producers and reasons (§2.7.2) ------------------------------------------------------
+# --- eviction producers and reasons ---------------------------------------------------------------
 PRODUCER_TAINT_MANAGER: Final = "TaintManager"
 PRODUCER_RB_APPLICATION_FAILOVER: Final = "resource-binding-application-failover-controller"
 PRODUCER_CRB_APPLICATION_FAILOVER: Final = "cluster-resource-binding-application-failover-controller"
@@ -219,7 +219,7 @@ SPREAD_BY_ZONE: Final = "zone"
 SPREAD_BY_PROVIDER: Final = "provider"
 REMEDY_ACTION_TRAFFIC_CONTROL: Final = "TrafficControl"
 
-# --- defaults and timings (§2.4, §3.9) ------------------------------------------------------------
+# --- defaults and timings -------------------------------------------------------------------------
 DEFAULT_SCHEDULER_NAME: Final = "default-scheduler"
 DEFAULT_TOLERATION_SECONDS: Final = 300
 DEFAULT_GRACE_PERIOD_SECONDS: Final = 600
@@ -228,7 +228,7 @@ DEFAULT_BLOCK_PREDECESSOR_SECONDS: Final = 600
 DEFAULT_LEASE_DURATION_SECONDS: Final = 40
 CLUSTER_NAME_MAX_LENGTH: Final = 48
 
-# --- feature gates (§3.7): name → default ---------------------------------------------------------
+# --- feature gates: name → default ----------------------------------------------------------------
 FEATURE_GATE_DEFAULTS: Final = MappingProxyType({
     "Failover": False,
     "GracefulEviction": True,
@@ -246,7 +246,7 @@ FEATURE_GATE_DEFAULTS: Final = MappingProxyType({
     "SchedulingOvercommitProtection": False,
 })
 
-# --- namespaces (§3.4) ----------------------------------------------------------------------------
+# --- namespaces -----------------------------------------------------------------------------------
 EXECUTION_SPACE_PREFIX: Final = "karmada-es-"
 KARMADA_SYSTEM_NAMESPACE: Final = "karmada-system"
 KARMADA_CLUSTER_NAMESPACE: Final = "karmada-cluster"
@@ -310,7 +310,7 @@ def safe_encode(digits: str) -> str:
 
 
 def work_name(kind: str, name: str, namespace: str) -> str:
-    """The Work name for a template: ``name'' + '-' + encode(fnv1a(key))`` (spec §3.4).
+    """The Work name for a template: ``name'' + '-' + encode(fnv1a(key))``.
 
     ``work_name("Deployment", "nginx", "default") == "nginx-687f7fb96f"``.
     """

@@ -1,13 +1,13 @@
 """Which clusters an affinity selects, which templates a resource selector claims.
 
-:func:`cluster_matches` is Karmada's ``ClusterMatches`` (spec §2.1.4): ``exclude``
+:func:`cluster_matches` is Karmada's ``ClusterMatches``: ``exclude``
 first, then the label selector, the field selector (``zone`` against ``spec.zones``,
 ``provider``/``region`` as node-selector requirements against the cluster's fields),
 then ``clusterNames``; all clauses ANDed, an empty affinity matches every cluster and an
 invalid selector matches none.
 
 :func:`resource_selector_priority` is the implicit priority of a selector for a
-template (spec §2.1.5): a name match beats a label-selector match beats a kind-only
+template: a name match beats a label-selector match beats a kind-only
 match; it decides which policy claims a template when several match.
 """
 

@@ -29,7 +29,7 @@ DynamicWeightFactor = Literal["AvailableReplicas"]
 
 
 class ResourceSelector(Model):
-    """Which resource templates a policy claims (spec §2.1.5).
+    """Which resource templates a policy claims.
 
     ``name`` set: match by name only (``labelSelector`` ignored); otherwise the label
     selector (``None`` = every object of the kind)."""

@@ -144,7 +144,7 @@ class SchedulePriority(Model):
 
 
 class PropagationSpec(Model):
-    """The shared spec of PropagationPolicy and ClusterPropagationPolicy (spec §2.4.1)."""
+    """The shared spec of PropagationPolicy and ClusterPropagationPolicy."""
 
     resource_selectors: list[ResourceSelector] = Field(min_length=1)
     association: bool = False

@@ -1,4 +1,4 @@
-"""Taints and tolerations: identity and the "tolerates" rule (spec §2.1.2, §2.1.3).
+"""Taints and tolerations: identity and the "tolerates" rule.
 
 Two taints are the same taint when key and effect are equal (the value is ignored);
 two tolerations are the same when key, effect, operator and value are equal. A

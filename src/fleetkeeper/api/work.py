@@ -88,7 +88,7 @@ class TargetCluster(Model):
 
 
 class GracefulEvictionTask(Model):
-    """A cluster the workload is leaving, kept until the replacement is healthy (spec §2.7.2)."""
+    """A cluster the workload is leaving, kept until the replacement is healthy."""
 
     from_cluster: str
     purge_mode: PurgeMode | None = None

@@ -1,4 +1,4 @@
-"""Application failover decisions, as pure functions over a binding and ``now`` (spec §4.11, §6.1).
+"""Application failover decisions, as pure functions over a binding and ``now``.
 
 **What is tracked, per binding and target cluster** (an :class:`Observation`): when the
 workload's status was first collected there, whether it has ever been Healthy there,
@@ -186,7 +186,7 @@ def deadline(obs: Observation, settings: Settings) -> datetime | None:
 def task_options(app: ApplicationFailoverBehavior, *, producer: str, now: datetime,
                  preserved: Mapping[str, str] | None = None,
                  clusters_before: Sequence[str] | None = None) -> evictions.TaskOptions:
-    """The eviction task application failover creates for one cluster (spec §4.11 step 7)."""
+    """The eviction task application failover creates for one cluster."""
     mode = app.purge_mode
     grace = None
     if mode == constants.PURGE_GRACEFULLY:
@@ -294,7 +294,7 @@ def _announcement(obs: Observation) -> datetime | None:
 
 
 def ineligible(spec: ResourceBindingSpec, *, has_health_rule: bool, namespaced: bool) -> str | None:
-    """Why application failover does not watch this binding (None: it does; spec §4.11 step 2).
+    """Why application failover does not watch this binding (None: it does).
 
     Unlike Karmada, a binding without collected status is watched: a status that went
     missing reads as Unknown for every cluster, which pauses the clocks instead of
@@ -332,7 +332,7 @@ def decide(spec: ResourceBindingSpec, status: ResourceBindingStatus, annotations
         plan.notes.extend(notes)
         due = deadline(after, settings)
         held = spec.suspension is not None and bool(spec.suspension.dispatching)
-        if due is None or now < due or held:  # a suspended dispatch holds the eviction (spec §8.4)
+        if due is None or now < due or held:  # a suspended dispatch holds the eviction
             plan.observations[name] = after
             waits.extend((moment - now).total_seconds() for moment in (due, _announcement(after))
                          if moment and moment > now)  # a held, passed deadline waits for the resume

@@ -1,4 +1,4 @@
-"""The binding controller: a binding's schedule → one Work per target cluster (spec §4.7).
+"""The binding controller: a binding's schedule → one Work per target cluster.
 
 One reconciler for ResourceBindings and ClusterResourceBindings (the key says which).
 
@@ -301,12 +301,12 @@ class BindingController:
                 manifest = revised[target.replicas]
             if target.name in completions:
                 manifest = rules.with_completions(manifest, completions[target.name])
-            # state preserved by a failover, as labels of the new cluster's copy (spec §4.12.4)
+            # state preserved by a failover, as labels of the new cluster's copy
             preserved = state_preservation.labels_to_inject(spec, target.name)
             manifest = state_preservation.inject(manifest, preserved)
             applied: dict[str, str] = {}
             titles: list[str] = []
-            if cops or ops:  # cluster-wide ones first, then the namespace's (spec §2.5)
+            if cops or ops:  # cluster-wide ones first, then the namespace's
                 cluster = self._clusters.get(target.name) or Cluster(metadata=ObjectMeta(name=target.name))
                 cluster_matched = overrides.matching(cops, pruned, cluster)
                 matched = overrides.matching(ops, pruned, cluster)

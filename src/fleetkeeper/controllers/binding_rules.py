@@ -42,7 +42,7 @@ from fleetkeeper.controllers.bindings import cluster_of_work, derive_id
 
 Obj = dict[str, Any]
 
-#: the binding controller requeues this often while Works of Directly tasks still exist (§3.9)
+#: the binding controller requeues this often while Works of Directly tasks still exist
 DIRECTLY_REQUEUE_SECONDS = 5.0
 
 
@@ -91,7 +91,7 @@ def is_workload(spec: ResourceBindingSpec) -> bool:
 
 
 def dispatch_suspended(suspension: BindingSuspension | None, cluster: str) -> bool:
-    """Whether dispatching to ``cluster`` is suspended (spec §4.15)."""
+    """Whether dispatching to ``cluster`` is suspended."""
     if suspension is None:
         return False
     if suspension.dispatching:

@@ -1,4 +1,4 @@
-"""The binding-status controller: Works → binding status → template status (spec §4.10).
+"""The binding-status controller: Works → binding status → template status.
 
 One reconciler for ResourceBindings and ClusterResourceBindings (the key says which).
 

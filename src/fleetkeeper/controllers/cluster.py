@@ -1,6 +1,6 @@
 """The cluster controller: execution spaces, system taints, heartbeats, cluster deletion.
 
-Three duties (spec §4.2), all control-plane only:
+Three duties, all control-plane only:
 
 * **Lifecycle** (:class:`ClusterReconciler`, one reconcile per Cluster event, and when its
   execution namespace goes): make sure the execution namespace ``karmada-es-<name>``

@@ -3,12 +3,12 @@
 Pure functions over API values plus ``now``; the reconciler and the heartbeat monitor
 in :mod:`~fleetkeeper.controllers.cluster` do the reading and writing.
 
-* :func:`sync_ready_taints` — spec §4.2.2: the two *system* taints, both
+* :func:`sync_ready_taints` — the two *system* taints, both
   ``NoSchedule``, follow the Ready condition: ``not-ready`` when Ready is False or
   absent, ``unreachable`` when Unknown (swapped on False↔Unknown), neither when True.
   Identity is key+effect, so a user's ``NoExecute`` taint with the same key is never
   touched. Kept taints keep their order; added ones go last with ``timeAdded = now``.
-* :func:`monitor` — spec §4.2.3, the heartbeat monitor of one cluster: a heartbeat
+* :func:`monitor` — the heartbeat monitor of one cluster: a heartbeat
   is a change of the Ready condition or (Pull clusters) a newer Lease ``renewTime``;
   a Pull cluster silent for longer than the grace period (startup grace when it never
   posted Ready) becomes ``Ready=Unknown``. Push clusters are only recorded: their Ready
@@ -39,7 +39,7 @@ def is_system_taint(taint: taints.AnyTaint) -> bool:
 
 
 def ready_taint_changes(ready: Condition | None) -> tuple[tuple[Taint, ...], tuple[Taint, ...]]:
-    """(taints to add, taints to remove) for a Ready condition (spec §4.2.2 table)."""
+    """(taints to add, taints to remove) for a Ready condition."""
     if ready is None:
         return (NOT_READY_NO_SCHEDULE,), ()
     if ready.status == "False":
@@ -63,7 +63,7 @@ def sync_ready_taints(current: Sequence[Taint] | None, ready: Condition | None,
 
 
 def taints_message(current: Sequence[Taint] | None) -> str:
-    """``cluster now has taints([{Key:k,Effect:e},{Key:k,Value:v,Effect:e}])`` (spec §3.6)."""
+    """``cluster now has taints([{Key:k,Effect:e},{Key:k,Value:v,Effect:e}])``."""
     if not current:
         return "cluster now does not have taints"
     parts = []
@@ -154,7 +154,7 @@ def deadline(record: HealthRecord, cluster: Cluster, graces: Graces) -> datetime
 
 def monitor(record: HealthRecord | None, cluster: Cluster, lease_renew_time: datetime | None,
             now: datetime, graces: Graces) -> MonitorResult:
-    """One heartbeat check of ``cluster`` (spec §4.2.3); ``lease_renew_time`` is the
+    """One heartbeat check of ``cluster``; ``lease_renew_time`` is the
     cluster's Lease ``renewTime`` (``None`` when there is no lease)."""
     current = conditions.get_condition(cluster.status.conditions, constants.COND_READY)
     created = cluster.metadata.creation_timestamp or now

@@ -4,16 +4,16 @@ Pure functions over API values plus ``now`` (the controller in
 :mod:`~fleetkeeper.controllers.cluster_status` does the probing and the writing):
 
 * :func:`health_of` — one probe result (an HTTP status code, or ``None`` for a
-  transport error or timeout) as ``online``/``healthy`` (spec §4.1 step 4): a transport
-  error or any status outside 200–206 is *offline*, 201–206 is *online but unhealthy*,
-  200 is healthy. :func:`needs_healthz` says when ``/readyz`` is missing (404) and
-  ``/healthz`` must be asked instead.
+  transport error or timeout) as ``online``/``healthy``: a transport error or any status
+  outside 200–206 is *offline*, 201–206 is *online but unhealthy*, 200 is healthy.
+  :func:`needs_healthz` says when ``/readyz`` is missing (404) and ``/healthz`` must be
+  asked instead.
 * :func:`observed_ready` — the Ready condition that health implies (reasons and
   messages are Karmada's: ``ClusterNotReachable``, ``ClusterNotReady``, ``ClusterReady``).
-* :func:`threshold_adjusted` — the threshold state machine (spec §4.1 step 5 and
-  §4.14.3): a verdict that crosses the True/not-True boundary against the *stored*
-  condition is written only once the new observation has persisted for the success
-  (→True) or failure (→not True) threshold; False↔Unknown flips are never delayed.
+* :func:`threshold_adjusted` — the threshold state machine: a verdict that crosses the
+  True/not-True boundary against the *stored* condition is written only once the new
+  observation has persisted for the success (→True) or failure (→not True) threshold;
+  False↔Unknown flips are never delayed.
   The very first observation after a (re)start is not delayed either — with one
   fleetkeeper guard (docs/architecture.md: "a transient probe/client error never bypasses the
   failure threshold"): when that first observation would take a cluster stored as
@@ -22,7 +22,7 @@ Pure functions over API values plus ``now`` (the controller in
   marked a healthy cluster NotReady.
 * :func:`desired_status` — the status to write: Ready always; version, API
   enablements (+ ``CompleteAPIEnablements``), node and resource summaries only when
-  the cluster was healthy and Ready (spec §4.1 step 7).
+  the cluster was healthy and Ready.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def health_of(code: int | None) -> Health:
 
 
 def observed_ready(health: Health) -> Condition:
-    """The Ready condition a probe observed (spec §2.2.2 reasons and messages)."""
+    """The Ready condition a probe observed (Karmada's reasons and messages)."""
     if not health.online:
         return Condition(type=READY, status="False", reason=constants.REASON_CLUSTER_NOT_REACHABLE,
                          message=constants.MSG_CLUSTER_NOT_REACHABLE)
@@ -75,7 +75,7 @@ def observed_ready(health: Health) -> Condition:
 
 
 def collection_failed(error: str) -> Condition:
-    """Ready=False when no client for the member could be built (spec §4.1 step 3)."""
+    """Ready=False when no client for the member could be built."""
     return Condition(type=READY, status="False", reason=constants.REASON_STATUS_COLLECTION_FAILED,
                      message=f"failed to create a ClusterClient: {error}")
 

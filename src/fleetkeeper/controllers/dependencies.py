@@ -1,4 +1,4 @@
-"""The dependencies distributor: a workload's ConfigMaps, Secrets… follow it (spec §4.16).
+"""The dependencies distributor: a workload's ConfigMaps, Secrets… follow it.
 
 Only ResourceBindings (namespaced templates), as in Karmada. Decisions are in
 :mod:`~fleetkeeper.controllers.dependencies_rules`.

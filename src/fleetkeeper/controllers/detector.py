@@ -1,4 +1,4 @@
-"""The resource detector: resource template + propagation policy → binding (spec §4.17).
+"""The resource detector: resource template + propagation policy → binding (Karmada: ``pkg/detector``).
 
 **Key.** One key per resource template, of any kind: ``<apiVersion>/<kind>/<name>`` in
 the template's namespace (:mod:`~fleetkeeper.controllers.templates`).

@@ -23,7 +23,7 @@ Which policy claims a template, and what binding that claim implies:
 * **the binding** — name ``lower(name-kind)``, owner reference to the template, the
   binding controller's finalizer, replicas and requirements from the interpreter, and
   ``propagateDeps``/``schedulerName``/``placement``/``failover``/``conflictResolution``/
-  ``preserveResourcesOnDeletion`` copied from the policy, ``suspension`` merged (§2.7.3).
+  ``preserveResourcesOnDeletion`` copied from the policy, ``suspension`` merged.
   What others own (``clusters``, eviction tasks, ``requiredBy``, reschedule requests…)
   is kept from the existing binding.
 """
@@ -207,7 +207,7 @@ def with_claim(labels: Mapping[str, str], annotations: Mapping[str, str],
 # --- the binding ----------------------------------------------------------------------------------
 
 
-#: the binding spec fields the detector writes (spec §4.17)
+#: the binding spec fields the detector writes
 DETECTOR_FIELDS = ("resource", "propagate_deps", "replica_requirements", "replicas", "scheduler_name",
                    "placement", "failover", "conflict_resolution", "preserve_resources_on_deletion",
                    "suspension", "schedule_priority")
@@ -215,7 +215,7 @@ DETECTOR_FIELDS = ("resource", "propagate_deps", "replica_requirements", "replic
 
 def merge_suspension(policy: Suspension | None,
                      current: BindingSuspension | None) -> BindingSuspension | None:
-    """Binding suspension after a refresh from the policy (spec §2.7.3): dispatch fields from
+    """Binding suspension after a refresh from the policy: dispatch fields from
     the policy, ``scheduling`` kept; None when nothing is left."""
     scheduling = current.scheduling if current is not None else None
     if policy is None:

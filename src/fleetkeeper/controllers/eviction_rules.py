@@ -1,11 +1,11 @@
 """Eviction tasks: the binding helpers, and when a task may end (pure, table-tested).
 
-**Binding helpers** (spec §4.6.1, re-implemented exactly): :func:`graceful_evict_cluster`
+**Binding helpers** (re-implemented exactly): :func:`graceful_evict_cluster`
 removes a cluster from ``spec.clusters`` and appends a ``gracefulEvictionTask`` (no task
 when the cluster is not a target; an existing task for it is left untouched),
 :func:`existing_clusters` and :func:`directly_clusters` say which Works a binding keeps.
 
-**Assessment** (spec §4.6.2, with the invariants of docs/architecture.md binding over Karmada's
+**Assessment** (with the invariants of docs/architecture.md binding over Karmada's
 rules): :func:`assess_task` decides one task at ``now``; :func:`assess_tasks` decides
 them all, each with its own timeout (``gracePeriodSeconds`` or the controller default —
 a value never leaks from one task to the next). A task is

@@ -1,4 +1,4 @@
-"""The execution controller: a Work → its object in the member cluster (spec §4.8, §4.15).
+"""The execution controller: a Work → its object in the member cluster.
 
 It serves the Works of the clusters ``ctx.scope`` serves: every Push cluster on the
 control plane, its own cluster in a Pull agent.

@@ -1,8 +1,7 @@
 """The multicluster-ingress controller: where an MCI's backends run, and which to block.
 
 One reconcile per MultiClusterIngress writes the two status fields the Remedy proposal
-gives it (spec §2.10), computed by
-:mod:`~fleetkeeper.controllers.multicluster_ingress_rules`:
+gives it, computed by :mod:`~fleetkeeper.controllers.multicluster_ingress_rules`:
 
 * ``status.serviceLocations`` — for every backend Service, the clusters its
   ResourceBinding places it on (what multicluster-cloud-provider's service-locations

@@ -1,11 +1,10 @@
 """The remedy controller: ``Cluster.status.remedyActions`` from the Remedies that fire.
 
-The Cluster is the primary resource (spec §4.13): a reconcile reads one cluster and
-every Remedy from the shared caches, lets
-:func:`~fleetkeeper.controllers.remedy_rules.calculate_actions` compute the actions
-the firing Remedies ask for, and writes the status only when the *set* differs —
-through ``/status`` with optimistic concurrency, re-reading on a conflict (the
-cluster-status controller and the detector write conditions on the same status).
+The Cluster is the primary resource: a reconcile reads one cluster and every Remedy
+from the shared caches, lets :func:`~fleetkeeper.controllers.remedy_rules.calculate_actions`
+compute the actions the firing Remedies ask for, and writes the status only when the
+*set* differs — through ``/status`` with optimistic concurrency, re-reading on a conflict
+(the cluster-status controller and the detector write conditions on the same status).
 The actions disappear by the same rule: when the match ends or the Remedy is deleted,
 the recomputed set no longer holds them.
 

@@ -1,7 +1,7 @@
 """Remedy decisions: which Remedies concern a cluster, whether they fire, what they ask for.
 
 Pure functions over API values (the controller in :mod:`~fleetkeeper.controllers.remedy`
-reads the caches and writes). Karmada's semantics (spec §2.9, §4.13), nil and empty
+reads the caches and writes). Karmada's semantics, nil and empty
 kept apart on purpose:
 
 * :func:`works_on_cluster` — an absent ``clusterAffinity`` selects every cluster; a

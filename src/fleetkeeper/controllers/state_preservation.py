@@ -61,7 +61,7 @@ def _target_count(spec: ResourceBindingSpec) -> int:
 
 
 def labels_to_inject(spec: ResourceBindingSpec, cluster: str) -> dict[str, str]:
-    """The preserved labels the manifest for ``cluster`` carries (spec §4.12.4), else ``{}``."""
+    """The preserved labels the manifest for ``cluster`` carries, else ``{}``."""
     tasks = spec.graceful_eviction_tasks or ()
     if _target_count(spec) > 1 or not tasks:
         return {}

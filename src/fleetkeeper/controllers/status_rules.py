@@ -109,7 +109,7 @@ def aggregated_status(works: Iterable[Work], api_version: str, kind: str, namesp
 
 
 def fully_applied(items: Sequence[AggregatedStatusItem], existing: set[str]) -> Condition:
-    """The ``FullyApplied`` condition (spec §4.10 step 2)."""
+    """The ``FullyApplied`` condition."""
     ok = (bool(existing) and len(items) == len(existing)
           and all(item.applied and item.cluster_name in existing for item in items))
     if ok:

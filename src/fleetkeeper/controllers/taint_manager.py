@@ -1,6 +1,6 @@
 """The taint-manager: bindings leave clusters whose NoExecute taints they do not tolerate.
 
-Two queues, as in Karmada (spec §4.4), over one state:
+Two queues, as in Karmada, over one state:
 
 * **cluster fan-out** — a cluster with NoExecute taints is looked at once per change:
   the bindings scheduled onto it are found through an informer *index* (cluster name →

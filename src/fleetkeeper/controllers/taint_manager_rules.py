@@ -1,9 +1,9 @@
 """Taint-manager decisions: which bindings leave a NoExecute-tainted cluster, and when.
 
-Pure functions over API values plus ``now`` (spec §4.4), table-tested; the controller
+Pure functions over API values plus ``now``, table-tested; the controller
 in :mod:`~fleetkeeper.controllers.taint_manager` does the I/O.
 
-* **Toleration arithmetic** (§4.4.2): :func:`matching_tolerations` picks, per NoExecute
+* **Toleration arithmetic**: :func:`matching_tolerations` picks, per NoExecute
   taint, the first toleration that tolerates it; :func:`min_toleration_time` is the
   time left until the earliest ``timeAdded + tolerationSeconds`` — ``0`` when it has
   passed, ``FOREVER`` (−1) when no used toleration has ``tolerationSeconds`` (tolerate
@@ -136,8 +136,8 @@ def plan(targets: Iterable[str], cluster_of: Callable[[str], Cluster | None],
 
 def dispatch_held(suspension: BindingSuspension | None) -> bool:
     """Evictions wait while the binding's dispatching is suspended (``dispatching: true``):
-    a replacement could not be dispatched, and an eviction would only strand the workload
-    (spec §8.4). Per-cluster suspension does not hold them: the graceful-eviction rules keep
+    a replacement could not be dispatched, and an eviction would only strand the workload.
+    Per-cluster suspension does not hold them: the graceful-eviction rules keep
     the old copy until a replacement is dispatched and healthy."""
     return bool(suspension is not None and suspension.dispatching)
 

@@ -6,7 +6,7 @@ taint list the policies call for, and writes only when it differs — with optim
 concurrency, re-reading and recomputing on a conflict (the cluster controller writes
 the same list for its system taints).
 
-**What wakes a cluster** (spec §4.3): its creation, a change of its status conditions,
+**What wakes a cluster**: its creation, a change of its status conditions,
 and the creation or spec change of a policy — which wakes every cluster the policy
 targets. Deleting a policy wakes nobody: the taints it added stay, as in Karmada.
 

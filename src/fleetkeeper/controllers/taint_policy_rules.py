@@ -1,6 +1,6 @@
 """ClusterTaintPolicy decisions: which taints a cluster's conditions call for.
 
-Pure functions (spec §4.3), table-tested; the reconciler in
+Pure functions, table-tested; the reconciler in
 :mod:`~fleetkeeper.controllers.taint_policy` reads and writes.
 
 * :func:`condition_matches` — every match condition must hold (AND); a condition type
@@ -32,7 +32,7 @@ from fleetkeeper.api.meta import Condition
 from fleetkeeper.api.taintpolicy import ClusterTaintPolicy, MatchCondition, PolicyTaint
 
 _EPOCH = datetime.min.replace(tzinfo=UTC)
-#: (key, effect) of the cluster controller's taints (spec §4.2.2)
+#: (key, effect) of the cluster controller's taints
 SYSTEM_TAINTS = frozenset({(constants.TAINT_CLUSTER_NOT_READY, constants.EFFECT_NO_SCHEDULE),
                            (constants.TAINT_CLUSTER_UNREACHABLE, constants.EFFECT_NO_SCHEDULE)})
 
@@ -133,7 +133,7 @@ def apply_policies(cluster: Cluster, policies: Iterable[ClusterTaintPolicy], now
 
 
 def taints_message(current: Sequence[Taint] | None) -> str:
-    """``cluster now has taints([{Key:k,Effect:e},{Key:k,Value:v,Effect:e}])`` (spec §3.6)."""
+    """``cluster now has taints([{Key:k,Effect:e},{Key:k,Value:v,Effect:e}])``."""
     if not current:
         return "cluster now does not have taints"
     parts = [f"{{Key:{t.key}{f',Value:{t.value}' if t.value else ''},Effect:{t.effect}}}" for t in current]

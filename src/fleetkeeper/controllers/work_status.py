@@ -1,4 +1,4 @@
-"""The work-status controller: member objects → ``Work.status.manifestStatuses`` (spec §4.9).
+"""The work-status controller: member objects → ``Work.status.manifestStatuses``.
 
 It serves the Works of the clusters ``ctx.scope`` serves, like the execution controller.
 

@@ -13,7 +13,7 @@ Objects travel as lightkube generic resources, one class per served resource bui
 here and owned by this member (not lightkube's process-wide registry: two members may
 serve one kind with different scopes, which the registry refuses).
 
-``enablements()`` renders ``Cluster.status.apiEnablements`` (spec §2.2.2): every
+``enablements()`` renders ``Cluster.status.apiEnablements``: every
 groupVersion of ``/api`` and ``/apis``, resources as ``{name, kind}`` sorted by name,
 subresources (names with a ``/``) dropped, groups sorted by groupVersion.
 """

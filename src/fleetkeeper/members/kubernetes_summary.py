@@ -1,6 +1,6 @@
 """Node and resource summaries of a member cluster, from its Nodes and Pods (pure functions).
 
-What the cluster-status controller writes into ``Cluster.status`` (spec §2.2.2):
+What the cluster-status controller writes into ``Cluster.status``:
 
 * ``nodeSummary`` — ``totalNum`` nodes, ``readyNum`` of them with condition
   ``Ready=True``;

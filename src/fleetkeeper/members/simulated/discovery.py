@@ -10,7 +10,7 @@ as it would on a cluster that has the right CRDs installed:
   rather than answering "no matches for kind"), and the kind is served from then on —
   namespaced when the object had a namespace.
 
-``api_enablements()`` renders what ``Cluster.status.apiEnablements`` holds (spec §2.2.2):
+``api_enablements()`` renders what ``Cluster.status.apiEnablements`` holds:
 groups sorted by groupVersion, resources sorted by name.
 """
 
