@@ -136,7 +136,7 @@ class Resource(Model):
         return self.metadata.annotations or {}
 
     def deep_copy(self) -> Self:
-        """An independent copy (re-validated from a dump: ~4x faster than ``model_copy(deep=True)``)."""
+        """An independent copy (re-validated from a dump: much faster than ``model_copy(deep=True)``)."""
         try:
             return type(self).model_validate(self.model_dump(by_alias=True))
         except ValidationError:  # a value assigned after validation breaks a rule: copy it as it is

@@ -11,25 +11,22 @@ Gracefully)``).
 reconcile that records does not wait for the write: the object is built at once — its
 name, time and message are those of the moment of the decision — and handed to the
 client's :class:`Sink`, which writes everything recorded during one turn of the event
-loop in the next turn, through one store transaction when the client offers
-``batch()`` (the local client). Propagating a thousand Deployments records tens of
-thousands of ``SyncSucceed`` events; one transaction each was a quarter of all
-writes. The wiring layer makes one sink per client and every recorder over that client
-shares it, so entries are written in the order they were recorded, whichever component
-recorded them. :meth:`Recorder.flush` waits until everything recorded so far is written
-(tests; a clean shutdown).
+loop in the next turn, through one store transaction when the client offers ``batch()``
+(the local client): propagation records several ``SyncSucceed`` events per workload, and
+a transaction each would be a large share of all writes. The wiring layer makes one sink
+per client and every recorder over that client shares it, so entries are written in the
+order they were recorded, whichever component recorded them. :meth:`Recorder.flush`
+waits until everything recorded so far is written (tests; a clean shutdown).
 
 **Last.** The wiring layer makes the sink wait on the manager's load meter
 (:meth:`Sink.defer_while`): while the controllers that take turns are loaded (see
-:mod:`~fleetkeeper.runtime.load`: dozens
-of reconciles a second — the failover's decisions, the Works that carry them, the status
-reports that follow), records wait — ten thousand bindings moving record twice as many
-Events and timeline entries, a fifth of the work on the critical path; a thousand
-Deployments propagated to ten clusters record sixteen thousand, a tenth of the pipeline
-— and are written once the load is gone, in transactions of at most :data:`CHUNK`.
-A handful of decisions is no load: their records are written in the next turn, as
-always. Names and times are those of the decisions; the objects are built when written.
-At most :data:`MAX_DEFERRED` wait: the oldest beyond that are written at once.
+:mod:`~fleetkeeper.runtime.load`: dozens of reconciles a second — the failover's
+decisions, the Works that carry them, the status reports that follow), records wait — a
+failover records two per binding it moves, a real share of the work on its critical path
+(README, Benchmarks) — and are written once the load is gone, in transactions of at most
+:data:`CHUNK`. A handful of decisions is no load: their records are written in the next
+turn, as always. Names and times are those of the decisions; the objects are built when
+written. At most :data:`MAX_DEFERRED` wait: the oldest beyond that are written at once.
 
 **Repeats are counted, not repeated** (client-go's event correlator does the same). An
 Event identical to one recorded before — same component, object (by uid), type, reason and

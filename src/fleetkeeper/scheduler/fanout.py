@@ -1,10 +1,10 @@
 """Cluster changes → the bindings they concern (Karmada's cluster fan-out), kept cheap.
 
 When a cluster's labels or spec change (a taint, a deletion), Karmada's scheduler
-re-queues every binding whose affinity selects it. With ten thousand bindings that walk
-is long, and it used to run inside the Cluster informer's handler: every other informer
-and controller waited for it, and the scheduler then re-read all ten thousand bindings
-only to find most had nothing to do. Here:
+re-queues every binding whose affinity selects it. With many bindings that walk is long:
+inside the Cluster informer's handler it would hold up every other informer and
+controller, and the scheduler would re-read every binding only to find most had nothing
+to do. Here:
 
 * **an index** (:data:`BY_CLUSTER`) over the binding informers gives, per cluster name,
   the bindings whose affinity names it or that are placed on it; bindings whose

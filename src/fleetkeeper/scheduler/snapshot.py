@@ -16,9 +16,9 @@ entry outlives the cluster state it was computed from.
 The memo is split by what an entry reads. Filters and scores read only a cluster's
 *topology* — name, labels, spec (taints, provider, region, zones …), enabled APIs and
 whether it is being deleted; capacity estimates also read its resource summary. While
-pods move, clusters report new summaries every status period, and each report made a
-new snapshot with an empty memo, so every binding re-ran every filter on every cluster.
-The builder therefore hands a new snapshot the previous one's topology entries when no
+pods move, clusters report new summaries every status period, and a new snapshot with an
+empty memo would make every binding re-run every filter on every cluster. The builder
+therefore hands a new snapshot the previous one's topology entries when no
 cluster's topology changed (and all of its entries when nothing the scheduler reads
 changed at all); entries that read capacity ask for the capacity memo (the default).
 
