@@ -1,52 +1,42 @@
 """The resource detector: resource template + propagation policy → binding (Karmada: ``pkg/detector``).
 
-**Key.** One key per resource template, of any kind: ``<apiVersion>/<kind>/<name>`` in
-the template's namespace (:mod:`~fleetkeeper.controllers.templates`).
+One key per resource template, of any kind: ``<apiVersion>/<kind>/<name>`` in the template's
+namespace (:mod:`~fleetkeeper.controllers.templates`). Templates are read through
+:class:`TemplateCache`, which starts a shared informer for a kind as soon as a
+PropagationPolicy or ClusterPropagationPolicy names it (those present at start included, as
+the policy informers replay them before any controller runs) and keeps it: no fixed list of
+kinds, and a custom kind works like a built-in one.
 
-**Which kinds are watched.** Templates are read through :class:`TemplateCache`, which
-makes a shared informer for a kind the first time it is needed. Every kind named in a
-resourceSelector of a PropagationPolicy or ClusterPropagationPolicy is watched from the
-moment the policy is seen — including the policies present at start, which the policy
-informers replay before any controller runs — and stays watched. No fixed list of
-kinds is needed, and a custom kind works like a built-in one.
+**What wakes a template.** Its own changes (not status-only writes); a change of a policy
+whose selectors match it, before or after the change, or that claims it; a change of its
+binding, so a binding deleted by hand comes back; the creation of an OverridePolicy that
+its policy's ``dependentOverrides`` wait for.
 
-**What wakes a template.** Its own changes (spec, labels, annotations, deletion; not
-status-only writes); any change of a policy whose selectors name its kind and match it
-(before or after the change) or that claims it; changes of its binding (deleted,
-spec edited, claim labels) — so a binding deleted by hand comes back; and the creation
-of an OverridePolicy that its policy's ``dependentOverrides`` wait for.
+**Reconcile** (decisions in :mod:`~fleetkeeper.controllers.detector_rules`). A template
+gone or deleting has its binding deleted (finalizers then remove the Works and the member
+objects); one in a skipped namespace is left alone. Otherwise the claiming policy is chosen
+(sticky claims, no preemption by default) — with none, an old claim is released but the
+binding and what it runs are kept, as Karmada keeps them when a policy is deleted — the
+claim is recorded on the template (Karmada's labels and annotations), and the binding is
+created or refreshed, written only when something the detector owns changed, with
+optimistic concurrency. Three policy features change when that happens:
 
-**Reconcile** (decisions in :mod:`~fleetkeeper.controllers.detector_rules`):
-
-1. template gone or deleting → delete its binding (the binding controller's finalizer
-   then removes the Works, and execution the member objects);
-2. templates in skipped namespaces are left alone;
-3. choose the claiming policy (sticky claims, no preemption by default); none → release
-   any old claim from the template and the binding (the binding and what it runs are
-   kept, as Karmada keeps them when a policy is deleted);
-4. a PropagationPolicy whose ``dependentOverrides`` name an OverridePolicy that does not
-   exist (yet) in its namespace is not applied: the template is looked at again when
-   such an OverridePolicy appears (and every :data:`DEPENDENT_OVERRIDES_RETRY` seconds),
-   so the first Works already carry the overrides (an existing binding is left as it is
-   meanwhile);
-5. record the claim on the template (labels and annotations, as Karmada does), then
-   create or refresh the binding — written only when something the detector owns
-   changed, with optimistic concurrency. Under a policy with ``activationPreference:
-   Lazy`` the binding follows the policy only at the template's next real change, as in
-   Karmada: judged from the template itself, against the version of it last reconciled
-   to the end — when nothing differs but status, system metadata and Karmada's labels
-   and annotations (whatever woke it: the policy changing, Karmada's own writes), the
-   claim is recorded and the reconcile stops there.
-6. a policy's ``schedulePriority`` (``KubePriorityClass``) puts the named PriorityClass's
-   value into the binding's ``spec.schedulePriority.priority``, which orders the
-   scheduler's queue (and the taint manager's evictions): higher first. A PriorityClass
-   that does not exist holds the binding back — ``ApplyPolicyFailed`` on the template,
-   another look every :data:`PRIORITY_CLASS_RETRY` seconds — as Karmada's detector
-   fails. A change of the PriorityClass's value reaches a binding at its template's next
-   reconcile, as in Karmada.
+* ``dependentOverrides`` naming an OverridePolicy not there (yet): the policy is not
+  applied until it appears (or every :data:`DEPENDENT_OVERRIDES_RETRY` seconds), so the
+  first Works already carry the overrides; an existing binding is left as it is meanwhile;
+* ``activationPreference: Lazy``: as in Karmada, the binding follows the policy only at the
+  template's next real change, judged from the template against the version last
+  reconciled to the end — whatever woke it, when nothing differs but status, system
+  metadata and Karmada's own labels and annotations, the claim is recorded and nothing more;
+* ``schedulePriority`` (``KubePriorityClass``): the PriorityClass's value goes into
+  ``spec.schedulePriority.priority``, which orders the scheduler's queue and the taint
+  manager's evictions (higher first); a class that does not exist holds the binding back
+  (``ApplyPolicyFailed`` on the template, another look every :data:`PRIORITY_CLASS_RETRY`
+  seconds) as Karmada's detector fails, and a changed value reaches a binding at its
+  template's next reconcile.
 
 ``ApplyPolicySucceed`` is recorded on the template when its binding is created or changed
-(Karmada records it at every look; fleetkeeper's recorder does not fold repeats).
+(Karmada records it at every look).
 """
 
 from __future__ import annotations
