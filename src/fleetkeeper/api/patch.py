@@ -8,6 +8,15 @@ Errors: a patch document that is malformed (not a list of operations, an unknown
 ``op``, a pointer without a leading ``/``) is :class:`errors.BadRequest`; a well-formed
 patch that cannot apply to this document (a missing path, a failed ``test``) is
 :class:`errors.Invalid`, naming the operation.
+
+A JSON patch is bounded as kube-apiserver bounds it (:mod:`fleetkeeper.api.limits`): at most
+:data:`~.limits.MAX_PATCH_OPERATIONS` operations, and at most
+:data:`~.limits.MAX_PATCH_BYTES` written in all — each ``add``, ``replace`` and ``copy``
+counts the encoded size of the value it writes, measured as the value is copied (the copy
+is made from those bytes), before anything is added, so forty ``copy`` operations doubling
+a value stop at the budget with memory still bounded. Both are ``413``, naming the
+operation's index. A patch that nests the document deeper than
+:data:`~.limits.MAX_DEPTH` (copies and moves can deepen it) is ``422``.
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ from typing import Any
 import orjson
 
 from fleetkeeper import errors
+from fleetkeeper.api.limits import MAX_DEPTH, MAX_PATCH_BYTES, MAX_PATCH_OPERATIONS, depth_of, too_deep
 
 _OPS = ("add", "remove", "replace", "move", "copy", "test")
 
@@ -126,7 +136,30 @@ def json_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and bool(a == b)
 
 
-def _operation(doc: Any, op: dict[str, Any]) -> Any:
+class _Writes:
+    """What one JSON patch has written so far, against :data:`~.limits.MAX_PATCH_BYTES`."""
+
+    __slots__ = ("written",)
+
+    def __init__(self) -> None:
+        self.written = 0
+
+    def copy(self, value: Any, index: int, kind: str, path: str) -> Any:
+        """A private copy of ``value``, counted; ``413`` once the patch's writes pass the budget."""
+        try:
+            encoded = orjson.dumps(value)
+        except TypeError as exc:  # nesting beyond the encoder's bound, or a value that is not JSON
+            raise _cannot(f"operation {index} ({kind}) cannot write this value: {exc}", path) from None
+        self.written += len(encoded)
+        if self.written > MAX_PATCH_BYTES:
+            raise errors.RequestEntityTooLarge(
+                f"json patch operation {index} ({kind} at {path!r}) would bring what the patch writes to "
+                f"{self.written} bytes, more than the limit of {MAX_PATCH_BYTES} (the encoded size of every "
+                "value written by add, replace and copy counts)")
+        return orjson.loads(encoded) if isinstance(value, (dict, list)) else value
+
+
+def _operation(doc: Any, op: dict[str, Any], index: int, writes: _Writes) -> Any:
     kind = op.get("op")
     if kind not in _OPS:
         raise errors.BadRequest(f"json patch: unknown op {kind!r} (expected one of {', '.join(_OPS)})")
@@ -136,19 +169,20 @@ def _operation(doc: Any, op: dict[str, Any]) -> Any:
     if kind in ("add", "replace", "test") and "value" not in op:
         raise errors.BadRequest(f"json patch: {kind} at {path!r} needs a value")
     if kind == "add":
-        return _add(doc, tokens, _copy(op["value"]), path)
+        return _add(doc, tokens, writes.copy(op["value"], index, kind, path), path)
     if kind == "remove":
         return _remove(doc, tokens, path)[0]
     if kind == "replace":
         doc, _ = _remove(doc, tokens, path) if tokens else (doc, None)
-        return _add(doc, tokens, _copy(op["value"]), path)
+        return _add(doc, tokens, writes.copy(op["value"], index, kind, path), path)
     if kind == "test":
         if not json_equal(_walk(doc, tokens, path), op["value"]):
             raise _cannot(f"test failed: the value is not {op['value']!r}", path)
         return doc
     source = _parse_pointer(op.get("from"), "from")
     if kind == "copy":
-        return _add(doc, tokens, _copy(_walk(doc, source, str(op.get("from")))), path)
+        value = _walk(doc, source, str(op.get("from")))
+        return _add(doc, tokens, writes.copy(value, index, kind, path), path)
     if tokens[:len(source)] == source and len(tokens) > len(source):
         raise _cannot("cannot move a value into one of its own children", path)
     doc, value = _remove(doc, source, str(op.get("from")))
@@ -159,11 +193,21 @@ def apply_json_patch(doc: Any, patch: Any) -> Any:
     """Apply a JSON patch (a list of operations) atomically: all apply, or none and an error."""
     if not isinstance(patch, list):
         raise errors.BadRequest("json patch must be a JSON array of operations")
-    result = _copy(doc)
-    for op in patch:
+    if len(patch) > MAX_PATCH_OPERATIONS:
+        raise errors.RequestEntityTooLarge(
+            f"json patch has {len(patch)} operations, more than the limit of {MAX_PATCH_OPERATIONS}")
+    try:
+        result = _copy(doc)
+    except TypeError as exc:  # only a program's document can be beyond the encoder (or not JSON)
+        raise errors.BadRequest(f"json patch: the document cannot be patched: {exc}") from None
+    writes = _Writes()
+    for index, op in enumerate(patch):
         if not isinstance(op, dict):
             raise errors.BadRequest(f"json patch: each operation must be an object, got {op!r}")
-        result = _operation(result, op)
+        result = _operation(result, op, index, writes)
+    if too_deep(result) and depth_of(result) > depth_of(doc):
+        why = f"the patched object would nest objects and arrays more than {MAX_DEPTH} levels deep"
+        raise errors.Invalid(f"json patch: {why}", causes=[errors.Cause("", why, "FieldValueInvalid")])
     return result
 
 

@@ -9,6 +9,11 @@ are UTF-8 with :func:`text_of`, then loads the text with :func:`load` or :func:`
 Everything else is ``yaml.safe_load``: the same tags, the same types, and merge keys (``<<``)
 still give way to the keys written beside them. A duplicate raises :class:`DuplicateKeyError`,
 a ``yaml.YAMLError``, so callers that already catch YAML errors report it with the rest.
+
+PyYAML composes nested collections recursively, so a document nested a few hundred levels
+deep would end in ``RecursionError``. :class:`BoundedLoader` (the base of every loader here and
+of the API server's) refuses a collection nested deeper than :data:`~.limits.MAX_DEPTH` as it
+composes it, with :class:`NestingError`, a ``yaml.YAMLError`` too.
 """
 
 from __future__ import annotations
@@ -19,16 +24,42 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from yaml.composer import ComposerError
 from yaml.constructor import ConstructorError
 
+from fleetkeeper.api.limits import MAX_DEPTH
+
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class NestingError(ComposerError):
+    """A document nests collections deeper than :data:`~.limits.MAX_DEPTH`."""
+
+
+class BoundedLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses collections nested deeper than :data:`~.limits.MAX_DEPTH`."""
+
+    _depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        if not self.check_event(yaml.SequenceStartEvent, yaml.MappingStartEvent):
+            return super().compose_node(parent, index)
+        if self._depth >= MAX_DEPTH:
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+            raise NestingError(None, None, f"collections are nested more than {MAX_DEPTH} levels deep "
+                               "(the limit)", mark)
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 class DuplicateKeyError(ConstructorError):
     """A mapping names the same key twice (the message gives the key and both lines)."""
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(BoundedLoader):
     """``yaml.SafeLoader`` that checks each mapping's own keys for duplicates before building it."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
@@ -92,4 +123,7 @@ def read_all(path: str) -> list[Any]:
         raise Unreadable(f"{path}: invalid YAML: {exc}") from None
 
 
-__all__ = ["DuplicateKeyError", "Unreadable", "load", "load_all", "read_all", "text_of"]
+__all__ = [
+    "BoundedLoader", "DuplicateKeyError", "NestingError", "Unreadable", "load", "load_all", "read_all",
+    "text_of",
+]

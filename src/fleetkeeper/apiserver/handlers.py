@@ -30,7 +30,7 @@ from starlette.responses import Response
 from fleetkeeper import errors
 from fleetkeeper.apiserver import cascade, fieldlabels, fields, namespaces, tables
 from fleetkeeper.apiserver.admit import admit_object, shape
-from fleetkeeper.apiserver.request import wants_table
+from fleetkeeper.apiserver.request import INT64_MAX, parse_int, wants_table
 from fleetkeeper.apiserver.state import Context, ServerState, json_response
 from fleetkeeper.store import objects as o
 
@@ -52,13 +52,11 @@ def _table_or(state: ServerState, ctx: Context, objects: list[dict[str, Any]], r
 
 async def list_objects(state: ServerState, ctx: Context) -> Response:
     info, target = ctx.target.info, ctx.target
-    limit = ctx.param("limit")
-    if limit is not None and limit != "" and (not limit.isdigit()):
-        raise errors.BadRequest(f"limit must be a non-negative integer, got {limit!r}")
+    limit = parse_int("limit", ctx.param("limit"), minimum=0)
     result = await state.store.list(
         info.group_kind, target.namespace,
         label_selector=ctx.param("labelSelector") or None, field_selector=fieldlabels.field_selector(ctx),
-        limit=int(limit) if limit else None, continue_token=ctx.param("continue") or None,
+        limit=limit or None, continue_token=ctx.param("continue") or None,
     )
     rv = str(result.revision)
     table = _table_or(state, ctx, result.items, rv, result.continue_token)
@@ -143,14 +141,11 @@ def _delete_options(ctx: Context, body: dict[str, Any] | None) -> _DeleteOptions
     if policy is not None and policy not in PROPAGATION_POLICIES:
         raise errors.BadRequest(f"propagationPolicy must be one of {', '.join(PROPAGATION_POLICIES)}, "
                                 f"got {policy!r}")
-    grace = options.get("gracePeriodSeconds", ctx.param("gracePeriodSeconds"))
-    if grace is not None:
-        try:
-            if int(grace) < 0:
-                raise ValueError
-        except (TypeError, ValueError):
-            raise errors.BadRequest(f"gracePeriodSeconds must be a non-negative integer, got {grace!r}") \
-                from None
+    grace = options.get("gracePeriodSeconds")
+    if grace is None:
+        parse_int("gracePeriodSeconds", ctx.param("gracePeriodSeconds"), minimum=0)
+    elif isinstance(grace, bool) or not isinstance(grace, int) or not 0 <= grace <= INT64_MAX:
+        raise errors.BadRequest(f"gracePeriodSeconds must be an integer from 0 to {INT64_MAX}, got {grace!r}")
     orphan = options.get("orphanDependents", ctx.param("orphanDependents"))
     if orphan is not None and not isinstance(orphan, bool) and orphan not in ("true", "false"):
         raise errors.BadRequest(f"orphanDependents must be true or false, got {orphan!r}")
