@@ -33,10 +33,16 @@ POD: dict[str, Any] = {"containers": [{"name": "app", "image": "a:1", "env": [{"
     ({"volumes": None}, {k: v for k, v in POD.items() if k != "volumes"}),
     ({"$retainKeys": ["containers"], "containers": [{"name": "app", "image": "a:1"}]},
      {"containers": POD["containers"]}),
+    ({"$setElementOrder/containers": [{"name": "side"}] * 1000 + [{"name": "app"}] * 1000},
+     {**POD, "containers": [POD["containers"][1], POD["containers"][0]]}),
+    ({"containers": [{"name": "side", "$patch": "delete"}, {"name": "side", "$patch": "delete"},
+                     {"name": "new", "image": "n:1"}, {"name": "new", "image": "n:2"}]},
+     {**POD, "containers": [POD["containers"][0], {"name": "new", "image": "n:2"}]}),
 ], ids=["a container merges by name", "a new container is appended", "a $patch: delete removes by key",
         "$patch: replace replaces the list", "$setElementOrder orders the list",
         "finalizers merge as a set", "$deleteFromPrimitiveList removes values", "null deletes a field",
-        "$retainKeys drops the other keys"])
+        "$retainKeys drops the other keys", "an order naming an element many times keeps it once",
+        "elements of one key delete once and merge into one"])
 def test_strategic_merge(patch: dict[str, Any], expected: dict[str, Any]) -> None:
     assert strategic_merge(POD, patch) == expected
 

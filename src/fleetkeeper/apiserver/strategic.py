@@ -11,12 +11,19 @@ Kubernetes field names that carry ``patchStrategy: merge`` (:data:`MERGE_KEYS`).
 whose field is not in the table is atomic (replaced), which is also the rule for custom
 resources: for fleetkeeper's own kinds the server treats a strategic patch as a JSON
 merge patch after dropping directives, exactly like a merge patch would.
+
+Elements are found by their merge key's value through a dict, so a merge takes time linear
+in the list and the patch; a ``$setElementOrder`` naming an element many times places it once
+(listing it again would copy it into the result that many times).
 """
 
 from __future__ import annotations
 
 import copy
+from collections import deque
 from typing import Any
+
+import orjson
 
 from fleetkeeper import errors
 
@@ -84,7 +91,8 @@ def _merge_map(target: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
         elif key.startswith(_DELETE_PRIMITIVE):
             field = key[len(_DELETE_PRIMITIVE):]
             if isinstance(result.get(field), list) and isinstance(value, list):
-                result[field] = [v for v in result[field] if v not in value]
+                gone = {_identity_key(v) for v in value}
+                result[field] = [v for v in result[field] if _identity_key(v) not in gone]
         elif value is None:
             result.pop(key, None)
         elif isinstance(value, dict):
@@ -121,24 +129,30 @@ def _merge_list(field: str, current: Any, patch: list[Any]) -> list[Any]:
         return [strip_directives(v) for v in patch if not (isinstance(v, dict) and _PATCH in v)]
     live = current if isinstance(current, list) else []
     if field in MERGED_PRIMITIVE_LISTS and all(not isinstance(v, (dict, list)) for v in patch):
-        return copy.deepcopy(live) + [v for v in patch if v not in live]
+        seen = {_identity_key(v) for v in live}
+        return copy.deepcopy(live) + [v for v in patch if _identity_key(v) not in seen]
     key = _merge_key(field, patch)
     if key is None:
         return strip_directives(patch)  # type: ignore[no-any-return]
-    result = copy.deepcopy(live)
+    result: list[Any] = copy.deepcopy(live)
+    at: dict[str, deque[int]] = {}  # a merge key's value → the positions of the elements holding it
+    for i, v in enumerate(result):
+        if isinstance(v, dict):
+            at.setdefault(_identity_key(v.get(key)), deque()).append(i)
+    removed: set[int] = set()
     for element in patch:
         if not isinstance(element, dict):
             continue
-        match = next((i for i, v in enumerate(result) if isinstance(v, dict) and v.get(key) == element[key]),
-                     None)
+        places = at.setdefault(_identity_key(element[key]), deque())
         if element.get(_PATCH) == "delete":
-            if match is not None:
-                result.pop(match)
-        elif match is None:
+            if places:
+                removed.add(places.popleft())
+        elif not places:
+            places.append(len(result))
             result.append(_merge_map({}, element))
         else:
-            result[match] = _merge_map(result[match], element)
-    return result
+            result[places[0]] = _merge_map(result[places[0]], element)
+    return [v for i, v in enumerate(result) if i not in removed]
 
 
 def _reorder(field: str, items: list[Any], order: list[Any]) -> list[Any]:
@@ -147,10 +161,25 @@ def _reorder(field: str, items: list[Any], order: list[Any]) -> list[Any]:
     def identity(v: Any) -> Any:
         return v.get(key) if key is not None and isinstance(v, dict) else v
 
-    wanted = [identity(v) for v in order]
-    ranked = [v for w in wanted for v in items if identity(v) == w]
-    rest = [v for v in items if identity(v) not in wanted]
-    return ranked + rest
+    rank: dict[str, int] = {}  # the order's identities, each once, by their JSON
+    for v in order:
+        rank.setdefault(_identity_key(identity(v)), len(rank))
+    ranked: list[tuple[int, int, Any]] = []
+    rest: list[Any] = []
+    for i, v in enumerate(items):
+        position = rank.get(_identity_key(identity(v)))
+        if position is None:
+            rest.append(v)
+        else:
+            ranked.append((position, i, v))
+    ranked.sort(key=lambda entry: entry[:2])
+    return [v for _, _, v in ranked] + rest
+
+
+def _identity_key(value: Any) -> str:
+    """A hashable stand-in for an element's identity (a merge key's value or a whole scalar)."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode() if isinstance(value, (dict, list)) \
+        else repr((type(value).__name__, value))
 
 
 __all__ = ["MERGED_PRIMITIVE_LISTS", "MERGE_KEYS", "strategic_merge", "strip_directives"]
