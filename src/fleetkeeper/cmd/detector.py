@@ -11,9 +11,9 @@ Flags are the proposal's (``--detect-period``, ``--detect-success-threshold``,
 ``--detect-failure-threshold``) with Karmada's spellings (``--coredns-…``) as aliases.
 
 **Simulated members** have no Pods, so the control plane runs what a real member would
-run for them. its :data:`SPEC` (a part of the control plane like a controller's) runs
-:class:`SimulatedMemberAddons`, which, for every served Cluster whose member is
-simulated, runs
+run for them: its :data:`SPEC` (a part of the control plane like a controller's) runs
+:class:`SimulatedMemberAddons`, which, for every served Cluster whose member is simulated,
+runs
 
 * the member's cluster DNS (:mod:`fleetkeeper.members.simulated.dns`) and its detector
   DaemonSet (:class:`~fleetkeeper.agent.detector.NodeDaemons`, one detector per node);
@@ -25,10 +25,9 @@ simulated, runs
 On a :class:`~fleetkeeper.clock.VirtualClock` the detectors ask the member's DNS
 in-process (a socket would make virtual time depend on the kernel's timing, see the
 DNS module); in real time they send DNS messages (dnspython) to its UDP server on
-loopback. Timings come from
-the control-plane options ``detect_period``, ``detect_success_threshold``,
-``detect_failure_threshold`` and ``detect_stale_threshold`` when present (flags of
-``fleetkeeper up``, scenario ``settings``), else Karmada's defaults.
+loopback. Timings come from the control-plane options ``detect_period``,
+``detect_success_threshold``, ``detect_failure_threshold`` and ``detect_stale_threshold``
+when present (flags of ``fleetkeeper up``, scenario ``settings``), else Karmada's defaults.
 """
 
 from __future__ import annotations
