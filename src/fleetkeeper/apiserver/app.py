@@ -33,6 +33,7 @@ from typing import Any
 import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
@@ -72,7 +73,7 @@ class ApiServerApp:
         self.state = state
         self._bootstrap = Bootstrap(state)
         self._crds = CrdServing(state)
-        self._app = Starlette(routes=self._routes())
+        self._app = Starlette(routes=self._routes(), exception_handlers={HTTPException: _router_status})
         self._app.router.redirect_slashes = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -324,6 +325,19 @@ class ApiServerApp:
 
     async def _body(self, request: Request) -> bytes:
         return await read_body(request, self.state.config.max_body_bytes)
+
+
+_ROUTER_ERRORS: dict[int, type[errors.ApiError]] = {404: errors.NotFound, 405: errors.MethodNotAllowed}
+
+
+async def _router_status(request: Request, exc: Exception) -> Response:
+    """What the router itself refuses (a path no route matches, as one with a newline; a method
+    a fixed endpoint does not serve), as a ``Status`` like every other answer."""
+    code = exc.status_code if isinstance(exc, HTTPException) else 500
+    error = _ROUTER_ERRORS.get(code, errors.BadRequest)
+    message = "the server could not find the requested resource" if code == 404 else \
+        f"{request.method} is not supported here" if code == 405 else str(getattr(exc, "detail", exc))
+    return status_response(error(message))
 
 
 def build_app(

@@ -84,9 +84,10 @@ def to_scale(obj: dict[str, Any], paths: ScalePaths | None = None) -> dict[str, 
 
 
 def _replicas(scale: Any) -> int:
-    replicas = (scale.get("spec") or {}).get("replicas") if isinstance(scale, dict) else None
-    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-        rule = "must be a non-negative integer"
+    spec = scale.get("spec") if isinstance(scale, dict) else None
+    replicas = spec.get("replicas") if isinstance(spec, dict) else None
+    if not isinstance(replicas, int) or isinstance(replicas, bool) or not 0 <= replicas <= 2**31 - 1:
+        rule = "must be an integer from 0 to 2147483647"
         raise errors.Invalid(f"spec.replicas: Invalid value: {replicas!r}: {rule}",
                              causes=[errors.Cause("spec.replicas", rule)], kind="Scale")
     return replicas
@@ -118,7 +119,10 @@ async def write_scale(state: ServerState, ctx: Context, body: bytes, content_typ
             wanted = apply_merge_patch(scale, change)
         else:
             raise errors.UnsupportedMediaType(f"the patch type {content_type!r} is not supported for /scale")
-        pinned = ((wanted.get("metadata") or {}).get("resourceVersion") if isinstance(wanted, dict) else None)
+        meta = wanted.get("metadata") if isinstance(wanted, dict) else None
+        pinned = meta.get("resourceVersion") if isinstance(meta, dict) else None
+        if pinned is not None and not isinstance(pinned, str):
+            raise errors.BadRequest(f"metadata.resourceVersion must be a string, got {pinned!r}")
         new = shape(whole, _with(old, replicas_path, _replicas(wanted)))
         new["metadata"] = {**new["metadata"], "resourceVersion": pinned or old["metadata"]["resourceVersion"]}
         try:
