@@ -18,6 +18,9 @@ Running a plane also tunes CPython's cyclic garbage collector for the process
 alive, and with the default thresholds (a young collection every 700 allocations, a
 full one as soon as the old generation grew by a quarter) each full collection walks
 that whole cache — measured at about a third of the CPU of the propagation benchmark.
+A serving process also freezes what it holds once started (:func:`freeze_startup_heap`), so
+a full collection no longer walks the modules and the scheme (about 60 ms of event loop
+for the API server alone).
 """
 
 from __future__ import annotations
@@ -114,6 +117,16 @@ def tune_gc() -> None:
     gc.set_threshold(*(max(have, want) for have, want in zip(current, GC_THRESHOLDS, strict=True)))
 
 
+def freeze_startup_heap() -> None:
+    """Put what the process holds once it serves (modules, the scheme, pydantic's validators,
+    the caches filled at start: tens of thousands of objects) out of the collector's reach.
+    Each full collection then walks only what was made since, instead of pausing the event
+    loop for tens of milliseconds (``/readyz`` waiting with it) whenever requests that build
+    many objects trigger one; frozen objects are still freed when unreferenced."""
+    gc.collect()
+    gc.freeze()
+
+
 @dataclass
 class ControlPlane:
     """Everything that runs against one store, ready to ``run()``."""
@@ -188,5 +201,5 @@ async def run_for(plane: ControlPlane, seconds: float) -> None:
 
 
 __all__ = [
-    "GC_THRESHOLDS", "SPECS", "ControlPlane", "run_for", "tune_gc",
+    "GC_THRESHOLDS", "SPECS", "ControlPlane", "freeze_startup_heap", "run_for", "tune_gc",
 ]

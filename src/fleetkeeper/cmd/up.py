@@ -82,7 +82,7 @@ from fleetkeeper.cli.options import with_options
 from fleetkeeper.client.interface import Client
 from fleetkeeper.clock import Clock, SystemClock
 from fleetkeeper.cmd import components as parts
-from fleetkeeper.cmd.app import ControlPlane
+from fleetkeeper.cmd.app import ControlPlane, freeze_startup_heap
 from fleetkeeper.cmd.member_pool import member_pool
 from fleetkeeper.cmd.serving import GatedApp, ServerFiles, server_files
 from fleetkeeper.options import Options
@@ -242,6 +242,7 @@ async def _start(run: Up, files: ServerFiles, sock: Any, store: Store, clock: Cl
     shown = [f"{n} (joined)" for n in joined] + present
     run.say("members", (", ".join(shown) or "none") + " — simulated, Push")
     await register_pull_agents(run, files, plane.client, url)
+    freeze_startup_heap()
     app.pending = ""
     return plane
 
@@ -366,6 +367,7 @@ async def _serve_api(files: ServerFiles, sock: socket.socket, url: str, store_ur
                 serve(app, sock=sock, tls=files.tls, stop=stop, started=started), name="apiserver")
             if await parts.step(started.wait(), watch=[server], stop=stop):
                 kubeconfig = files.write_admin_kubeconfig(url)
+                freeze_startup_heap()
                 typer.echo(f"apiserver serving {url} (store {store_url}); admin kubeconfig {kubeconfig}")
             await server
         finally:
