@@ -18,9 +18,11 @@ Running a plane also tunes CPython's cyclic garbage collector for the process
 alive, and with the default thresholds (a young collection every 700 allocations, a
 full one as soon as the old generation grew by a quarter) each full collection walks
 that whole cache — measured at about a third of the CPU of the propagation benchmark.
-A serving process also freezes what it holds once started (:func:`freeze_startup_heap`), so
-a full collection no longer walks the modules and the scheme (about 60 ms of event loop
-for the API server alone).
+``fleetkeeper apiserver`` also freezes what it holds once serving (:func:`freeze_startup_heap`),
+so a full collection no longer walks the modules and the scheme (about 60 ms of event loop).
+A process running controllers does not: the collector pauses of
+:mod:`~fleetkeeper.runtime.gcpause` end by moving what a pause left alive to the oldest
+generation with ``gc.freeze``/``gc.unfreeze``, which they skip when something else is frozen.
 """
 
 from __future__ import annotations
@@ -118,8 +120,8 @@ def tune_gc() -> None:
 
 
 def freeze_startup_heap() -> None:
-    """Put what the process holds once it serves (modules, the scheme, pydantic's validators,
-    the caches filled at start: tens of thousands of objects) out of the collector's reach.
+    """Put what an API server holds once it serves (modules, the scheme, pydantic's validators:
+    tens of thousands of objects) out of the collector's reach.
     Each full collection then walks only what was made since, instead of pausing the event
     loop for tens of milliseconds (``/readyz`` waiting with it) whenever requests that build
     many objects trigger one; frozen objects are still freed when unreferenced."""

@@ -242,7 +242,6 @@ async def _start(run: Up, files: ServerFiles, sock: Any, store: Store, clock: Cl
     shown = [f"{n} (joined)" for n in joined] + present
     run.say("members", (", ".join(shown) or "none") + " — simulated, Push")
     await register_pull_agents(run, files, plane.client, url)
-    freeze_startup_heap()
     app.pending = ""
     return plane
 
