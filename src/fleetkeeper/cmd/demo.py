@@ -13,7 +13,6 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Annotated
 
@@ -48,7 +47,7 @@ class Snapshot:
 
 def story_path() -> Path:
     """The packaged story file."""
-    return Path(str(resources.files("fleetkeeper.simulation") / "stories" / STORY))
+    return Path(__file__).resolve().parents[1] / "simulation" / "stories" / STORY
 
 
 async def _snapshot(driver: Driver, step: Step, out: list[Snapshot]) -> None:

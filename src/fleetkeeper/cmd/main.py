@@ -6,16 +6,17 @@ the demo, the simulator), because only this layer may pick backends by URL.
 
 **Start-up cost.** Importing every command would import the whole product (API
 models, the apiserver, the simulator, DNS and HTTP clients): over a second before
-anything runs. Commands are therefore registered by name — ``module:attribute`` plus
-the one-line help the root ``--help`` lists — and a command's module is imported only
-when that command runs or prints its own help. The help lines here are checked
+anything runs. Commands are therefore registered by name — the module's importer, the
+attribute, and the one-line help the root ``--help`` lists — and a command's module is
+imported only when that command runs or prints its own help. The help lines here are checked
 against the commands' own docstrings by the test suite, so they cannot drift.
 """
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 import typer
@@ -25,70 +26,160 @@ from typer.core import TyperCommand, TyperGroup
 
 @dataclass(frozen=True)
 class Lazy:
-    """A command (a function, or a ``typer.Typer`` of sub-commands) imported on first use."""
+    """A command (a function, or a ``typer.Typer`` of sub-commands) imported on first use: the
+    attribute ``name`` of the module ``module()`` imports."""
 
-    target: str
+    module: Callable[[], ModuleType]
+    name: str
     help: str
 
     def load(self) -> Any:
-        module, _, attribute = self.target.partition(":")
-        return getattr(importlib.import_module(module), attribute)
+        return getattr(self.module(), self.name)
+
+
+# one importer per module that holds commands: the import runs when a command of it is used
+def _cmd_bench() -> ModuleType:
+    from fleetkeeper.cmd import bench
+    return bench
+
+
+def _cmd_simulate() -> ModuleType:
+    from fleetkeeper.cmd import simulate
+    return simulate
+
+
+def _cmd_demo() -> ModuleType:
+    from fleetkeeper.cmd import demo
+    return demo
+
+
+def _cli_interpret() -> ModuleType:
+    from fleetkeeper.cli import interpret
+    return interpret
+
+
+def _cli_schedule() -> ModuleType:
+    from fleetkeeper.cli import schedule
+    return schedule
+
+
+def _cmd_up() -> ModuleType:
+    from fleetkeeper.cmd import up
+    return up
+
+
+def _cmd_components() -> ModuleType:
+    from fleetkeeper.cmd import components
+    return components
+
+
+def _cmd_agent() -> ModuleType:
+    from fleetkeeper.cmd import agent
+    return agent
+
+
+def _cmd_member_sim() -> ModuleType:
+    from fleetkeeper.cmd import member_sim
+    return member_sim
+
+
+def _cmd_detector() -> ModuleType:
+    from fleetkeeper.cmd import detector
+    return detector
+
+
+def _cmd_traffic() -> ModuleType:
+    from fleetkeeper.cmd import traffic
+    return traffic
+
+
+def _cmd_fault() -> ModuleType:
+    from fleetkeeper.cmd import fault
+    return fault
+
+
+def _cli_get() -> ModuleType:
+    from fleetkeeper.cli import get
+    return get
+
+
+def _cli_describe() -> ModuleType:
+    from fleetkeeper.cli import describe
+    return describe
+
+
+def _cli_apply() -> ModuleType:
+    from fleetkeeper.cli import apply
+    return apply
+
+
+def _cli_clusters() -> ModuleType:
+    from fleetkeeper.cli import clusters
+    return clusters
+
+
+def _cli_suspend() -> ModuleType:
+    from fleetkeeper.cli import suspend
+    return suspend
+
+
+def _cli_rebalance() -> ModuleType:
+    from fleetkeeper.cli import rebalance
+    return rebalance
 
 
 #: every command in the order ``--help`` lists them
 COMMANDS: dict[str, Lazy] = {
-    "bench": Lazy("fleetkeeper.cmd.bench:app", "Benchmarks (JSON output; figures depend on the machine)."),
-    "simulate": Lazy("fleetkeeper.cmd.simulate:simulate",
+    "bench": Lazy(_cmd_bench, "app", "Benchmarks (JSON output; figures depend on the machine)."),
+    "simulate": Lazy(_cmd_simulate, "simulate",
                      "Run a failover story in virtual time and check its expectations."),
-    "demo": Lazy("fleetkeeper.cmd.demo:demo",
+    "demo": Lazy(_cmd_demo, "demo",
                  "Watch a cluster fail and its workload move, on three simulated clusters."),
-    "interpret": Lazy("fleetkeeper.cli.interpret:interpret",
+    "interpret": Lazy(_cli_interpret, "interpret",
                       "Validate a customization, or run one of its rules on sample objects."),
-    "schedule": Lazy("fleetkeeper.cli.schedule:schedule",
+    "schedule": Lazy(_cli_schedule, "schedule",
                      "Print where the scheduler would place a binding, without a control plane."),
     # the control plane, together or apart, and its Pull agents
-    "up": Lazy("fleetkeeper.cmd.up:up",
+    "up": Lazy(_cmd_up, "up",
                "Run the control plane here: API server, controllers, scheduler and simulated members."),
-    "apiserver": Lazy("fleetkeeper.cmd.up:apiserver",
+    "apiserver": Lazy(_cmd_up, "apiserver",
                       "Serve the Kubernetes API alone (no controllers): HTTPS, tokens, admin kubeconfig."),
-    "controller-manager": Lazy(
-        "fleetkeeper.cmd.components:controller_manager",
+    "controller-manager": Lazy(_cmd_components, "controller_manager",
         "Run every controller (not the scheduler) against a shared store or an API server."),
-    "scheduler": Lazy("fleetkeeper.cmd.components:scheduler",
+    "scheduler": Lazy(_cmd_components, "scheduler",
                       "Run the scheduler alone against a shared store or an API server."),
-    "agent": Lazy("fleetkeeper.cmd.agent:agent",
+    "agent": Lazy(_cmd_agent, "agent",
                   "Run the Pull agent of one member cluster: heartbeat, status and Works, over HTTPS."),
-    "token": Lazy("fleetkeeper.cmd.agent:token_app", "Credentials for Pull agents: create-agent, revoke."),
-    "member-sim": Lazy("fleetkeeper.cmd.member_sim:member_sim",
+    "token": Lazy(_cmd_agent, "token_app", "Credentials for Pull agents: create-agent, revoke."),
+    "member-sim": Lazy(_cmd_member_sim, "member_sim",
                        "Serve one simulated member cluster as a Kubernetes API over HTTPS."),
     # the traffic loop: the DNS detector of member clusters, the load balancer, fault drills
-    "detector": Lazy(
-        "fleetkeeper.cmd.detector:detector",
+    "detector": Lazy(_cmd_detector, "detector",
         "Detect service name resolution in a member cluster (run one per node, like a DaemonSet)."),
-    "traffic": Lazy("fleetkeeper.cmd.traffic:traffic",
+    "traffic": Lazy(_cmd_traffic, "traffic",
                     "Load-balance MultiClusterIngress traffic over the member clusters."),
-    "fault": Lazy("fleetkeeper.cmd.fault:fault",
+    "fault": Lazy(_cmd_fault, "fault",
                   "Inject a fault into a simulated member cluster of a running `fleetkeeper up`."),
     # day-to-day commands over the REST client
-    "get": Lazy("fleetkeeper.cli.get:get", "List objects of a kind, or show one, from the control plane."),
-    "describe": Lazy("fleetkeeper.cli.describe:describe",
+    "get": Lazy(_cli_get, "get", "List objects of a kind, or show one, from the control plane."),
+    "describe": Lazy(_cli_describe, "describe",
                      "Explain a binding or a cluster: its state, and the failover timeline that led there."),
-    "apply": Lazy("fleetkeeper.cli.apply:apply",
+    "apply": Lazy(_cli_apply, "apply",
                   "Create or update objects from YAML files (server-side apply)."),
-    "delete": Lazy("fleetkeeper.cli.apply:delete", "Delete one object."),
-    "join": Lazy("fleetkeeper.cli.clusters:join", "Register a member cluster with the control plane."),
-    "unjoin": Lazy("fleetkeeper.cli.clusters:unjoin",
+    "delete": Lazy(_cli_apply, "delete", "Delete one object."),
+    "join": Lazy(_cli_clusters, "join", "Register a member cluster with the control plane."),
+    "unjoin": Lazy(_cli_clusters, "unjoin",
                    "Remove a member cluster (its Works are cleaned up first)."),
-    "cordon": Lazy("fleetkeeper.cli.clusters:cordon",
+    "cordon": Lazy(_cli_clusters, "cordon",
                    "Keep new workloads off a cluster (taint cluster.karmada.io/unschedulable:NoSchedule)."),
-    "uncordon": Lazy("fleetkeeper.cli.clusters:uncordon", "Let new workloads onto a cordoned cluster again."),
-    "taint": Lazy("fleetkeeper.cli.clusters:taint",
+    "uncordon": Lazy(_cli_clusters, "uncordon", "Let new workloads onto a cordoned cluster again."),
+    "taint": Lazy(_cli_clusters, "taint",
                   "Add or remove taints on a cluster (NoExecute evicts workloads that do not tolerate it)."),
-    "suspend": Lazy("fleetkeeper.cli.suspend:suspend",
+    "suspend": Lazy(_cli_suspend, "suspend",
                     "Suspend dispatching of a policy's workloads, to every cluster or some."),
-    "resume": Lazy("fleetkeeper.cli.suspend:resume",
+    "resume": Lazy(_cli_suspend, "resume",
                    "Resume dispatching of a policy's workloads, to every cluster or some."),
-    "rebalance": Lazy("fleetkeeper.cli.rebalance:rebalance",
+    "rebalance": Lazy(_cli_rebalance, "rebalance",
                       "Schedule workloads afresh, e.g. back onto a cluster that recovered."),
 }
 
@@ -152,9 +243,9 @@ def root() -> None:
 @app.command()
 def version() -> None:
     """Print the fleetkeeper version."""
-    from importlib.metadata import version as dist_version
+    from fleetkeeper import __version__
 
-    typer.echo(dist_version("fleetkeeper"))
+    typer.echo(__version__)
 
 
 def main() -> None:
