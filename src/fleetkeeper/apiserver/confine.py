@@ -105,6 +105,15 @@ def _subject_ok(cluster: str, ref: Any) -> bool:
     return False
 
 
+def event_allowed(cluster: str, event: dict[str, Any]) -> bool:
+    """Whether the pull agent of ``cluster`` may record ``event`` (its wire form)."""
+    try:
+        _check_event(cluster, event)
+    except errors.Forbidden:
+        return False
+    return True
+
+
 def _check_event(cluster: str, event: dict[str, Any]) -> None:
     name = str(_get(event, "metadata", "name") or "")
     rule = (f"records Events only about its Cluster {cluster!r} and the Works in "
@@ -117,4 +126,4 @@ def _check_event(cluster: str, event: dict[str, Any]) -> None:
         raise _forbid(cluster, "related", rule, kind="Event", name=name)
 
 
-__all__ = ["CALL_OUT_FIELDS", "PLANE_FIELDS", "check_write"]
+__all__ = ["CALL_OUT_FIELDS", "PLANE_FIELDS", "check_write", "event_allowed"]

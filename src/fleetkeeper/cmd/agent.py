@@ -51,6 +51,7 @@ from fleetkeeper.api.core import Event
 from fleetkeeper.api.meta import ObjectMeta, Resource
 from fleetkeeper.api.timeline import TimelineEntry
 from fleetkeeper.api.work import Work
+from fleetkeeper.apiserver import confine
 from fleetkeeper.cli import paths
 from fleetkeeper.cli.clusters import cluster_name_problem
 from fleetkeeper.cli.options import with_options
@@ -116,12 +117,7 @@ class AgentClient:
         about anything but this cluster and its Works."""
         if isinstance(obj, TimelineEntry):
             return False
-        if isinstance(obj, Event):
-            ref = obj.involved_object
-            if ref.kind == "Cluster":
-                return ref.name == self.cluster
-            return ref.kind == "Work" and ref.namespace == constants.execution_namespace(self.cluster)
-        return True
+        return not isinstance(obj, Event) or confine.event_allowed(self.cluster, obj.to_dict())
 
     async def update(self, obj: T) -> T:
         return await self._inner.update(obj)
