@@ -48,7 +48,7 @@ import contextlib
 import itertools
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from typing import Protocol, TypeVar
+from typing import Protocol, TypedDict, TypeVar
 
 import structlog
 from structlog.typing import FilteringBoundLogger
@@ -138,6 +138,21 @@ class Keys:
               predicate: Predicate[T] | None = None) -> None:
         """Enqueue what ``map_to`` (default: the object's own key) finds for each change of ``source``."""
         source.add_handler(EnqueueMapped(self, map_to, predicate=predicate))
+
+
+class ControllerOptions(TypedDict, total=False):
+    """How a controller made by the manager runs (the keywords of :class:`Controller` but its clock
+    and logger, which are the manager's)."""
+
+    workers: int
+    rate_limiter: RateLimiter | None
+    metrics: Metrics | None
+    leader_elected: bool
+    critical: bool
+    dispatch: bool
+    wait_turn: bool
+    priority: Callable[[Request], int] | None
+    keys: Keys | None
 
 
 class Controller:
@@ -330,5 +345,5 @@ class Controller:
         return "requeue_after"
 
 
-__all__ = ["BUSY_AGAIN", "SCRIPT_RETRIES", "Controller", "Keys", "Source", "awaiting_io",
+__all__ = ["BUSY_AGAIN", "SCRIPT_RETRIES", "Controller", "ControllerOptions", "Keys", "Source", "awaiting_io",
            "current_reconcile_id", "gives_up"]

@@ -26,20 +26,18 @@ half-working process behind.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from typing import Protocol, Unpack, runtime_checkable
 
 from structlog.typing import FilteringBoundLogger
 
 from fleetkeeper.clock import Clock
 from fleetkeeper.runtime.cache import InformerFactory
-from fleetkeeper.runtime.controller import Controller, Keys
+from fleetkeeper.runtime.controller import Controller, ControllerOptions
 from fleetkeeper.runtime.gcpause import Collector, GcPause
 from fleetkeeper.runtime.informer import ListWatcher
 from fleetkeeper.runtime.leaderelection import LeaderElector
 from fleetkeeper.runtime.load import LoadMeter
-from fleetkeeper.runtime.ratelimit import RateLimiter
-from fleetkeeper.runtime.reconcile import Reconciler, Request
+from fleetkeeper.runtime.reconcile import Reconciler
 from fleetkeeper.runtime.turns import Turns
 
 
@@ -104,49 +102,18 @@ class Manager:
         """Every controller added so far, including those inside composite runnables."""
         return [part for runnable in (*self._plain, *self._elected) for part in _controllers_of(runnable)]
 
-    def controller(
-        self,
-        name: str,
-        reconciler: Reconciler,
-        *,
-        workers: int = 1,
-        rate_limiter: RateLimiter | None = None,
-        leader_elected: bool = True,
-        critical: bool = False,
-        dispatch: bool = False,
-        wait_turn: bool = True,
-        priority: Callable[[Request], int] | None = None,
-    ) -> Controller:
+    def controller(self, name: str, reconciler: Reconciler,
+                   **options: Unpack[ControllerOptions]) -> Controller:
         """Make a controller (:meth:`new_controller`) and add it."""
-        controller = self.new_controller(
-            name, reconciler, workers=workers, rate_limiter=rate_limiter, leader_elected=leader_elected,
-            critical=critical, dispatch=dispatch, wait_turn=wait_turn, priority=priority,
-        )
+        controller = self.new_controller(name, reconciler, **options)
         self.add(controller)
         return controller
 
-    def new_controller(
-        self,
-        name: str,
-        reconciler: Reconciler,
-        *,
-        workers: int = 1,
-        rate_limiter: RateLimiter | None = None,
-        leader_elected: bool = True,
-        critical: bool = False,
-        dispatch: bool = False,
-        wait_turn: bool = True,
-        priority: Callable[[Request], int] | None = None,
-        keys: Keys | None = None,
-    ) -> Controller:
-        """Make a controller on the manager's clock and logger, without adding it (``critical``,
-        ``dispatch`` and ``wait_turn``: see :mod:`~fleetkeeper.runtime.turns`; ``priority``:
-        its ready keys come out highest priority first; ``keys``: its queue, made beforehand)."""
-        return Controller(
-            name, reconciler, workers=workers, clock=self.clock, rate_limiter=rate_limiter,
-            logger=self._logger, leader_elected=leader_elected, critical=critical, dispatch=dispatch,
-            wait_turn=wait_turn, priority=priority, keys=keys,
-        )
+    def new_controller(self, name: str, reconciler: Reconciler,
+                       **options: Unpack[ControllerOptions]) -> Controller:
+        """Make a controller on the manager's clock and logger, without adding it (the options:
+        :class:`~fleetkeeper.runtime.controller.ControllerOptions`)."""
+        return Controller(name, reconciler, clock=self.clock, logger=self._logger, **options)
 
     async def wait_started(self) -> None:
         """Return once caches have synced and every runnable not waiting for leadership started."""
