@@ -47,6 +47,7 @@ from typing import Any
 import lupa.lua54 as lupa
 
 from fleetkeeper import errors
+from fleetkeeper.api import limits
 from fleetkeeper.clock import Clock, SystemClock
 from fleetkeeper.interpreter import kube
 
@@ -74,7 +75,7 @@ class Limits:
     result_bytes: int = 512 * 1024
     #: Largest result of a call that answers with a whole object (Retain, ReviseReplica,
     #: AggregateStatus), and largest value a script hands to the ``kube`` library: a stored object's limit.
-    object_bytes: int = 3 * 512 * 1024
+    object_bytes: int = limits.MAX_OBJECT_BYTES
     #: Longest error message a script's failure carries (the rest is cut).
     message_bytes: int = 1024
     #: Compiled scripts kept.
