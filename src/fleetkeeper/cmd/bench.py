@@ -109,6 +109,17 @@ async def _store_and_client(url: str, *, objects: int, watchers: int, batch: int
     return result
 
 
+def _require_backend(scheme: str) -> None:
+    """Exit 2 saying what to install when the libraries of the store ``scheme`` are missing."""
+    from fleetkeeper.store import MissingExtra, require_backend
+
+    try:
+        require_backend(scheme)
+    except MissingExtra as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
 @app.command("store")
 def bench_store_cmd(
     backend: Annotated[str, typer.Option(help="memory, sqlite, etcd (a throwaway one) or all")] = "all",
@@ -130,6 +141,8 @@ def bench_store_cmd(
                 raise typer.BadParameter(f"unknown backend {backend!r}: use memory, sqlite, etcd or all",
                                          param_hint="--backend")
             urls = choices[backend]
+        for url in urls:
+            _require_backend("etcd" if url == "etcd" else url.partition("://")[0].lower())
         for url in urls:
             if url == "etcd":  # a throwaway etcd on loopback, stopped afterwards
                 from fleetkeeper.store.etcd_testing import EtcdServer

@@ -6,6 +6,10 @@ backend's dependencies cost nothing unless it is used:
 * ``memory://`` — process-local, for tests and simulations;
 * ``sqlite:///abs/path/state.db`` or ``sqlite://relative.db`` (``?synchronous=full`` to
   fsync every commit) — the embedded, durable default;
+* ``etcd://host:port`` — shared by replicas; it needs the ``etcd`` extra (``pip install
+  'fleetkeeper[etcd]'``: a gRPC client the embedded default does without), and a URL that
+  names it without the extra installed raises :class:`MissingExtra`, a ``ValueError``
+  saying that command;
 * more schemes plug in by adding a ``"scheme": "module:function"`` entry to
   :data:`BACKENDS`; the function takes ``(location, options, *, history)`` and returns
   a :class:`~fleetkeeper.store.backend.Backend`.
@@ -33,6 +37,28 @@ BACKENDS: dict[str, str] = {
 }
 
 DEFAULT_HISTORY = 10_000
+#: URL scheme → the package extra its backend's libraries come with
+EXTRAS: dict[str, str] = {"etcd": "etcd"}
+
+
+class MissingExtra(ValueError):
+    """A store URL names a backend whose libraries are not installed; says what to install."""
+
+
+def require_backend(scheme: str) -> None:
+    """Raise :class:`MissingExtra` when the backend of ``scheme`` cannot be imported for want of
+    its extra's libraries (importing it is what opening a store of that scheme does anyway)."""
+    target = BACKENDS.get(scheme)
+    if target is None:
+        return
+    try:
+        importlib.import_module(target.partition(":")[0])
+    except ModuleNotFoundError as exc:
+        extra = EXTRAS.get(scheme)
+        if extra is None or (exc.name or "").startswith("fleetkeeper"):
+            raise
+        raise MissingExtra(f"{scheme} support needs: pip install 'fleetkeeper[{extra}]' "
+                           f"(no module named {exc.name!r})") from None
 
 
 def _split(url: str) -> tuple[str, str, dict[str, str]]:
@@ -55,6 +81,7 @@ def open_backend(url: str, *, history: int = DEFAULT_HISTORY) -> Backend:
     if target is None:
         raise ValueError(f"unknown store URL scheme {scheme!r} in {url!r}; known schemes: "
                          + ", ".join(f"{s}://" for s in sorted(BACKENDS)))
+    require_backend(scheme)
     module_name, _, function = target.partition(":")
     factory: Callable[..., Backend] = getattr(importlib.import_module(module_name), function)
     return factory(location, options, history=history)
@@ -80,6 +107,6 @@ def open_store(
 
 
 __all__ = [
-    "BACKENDS", "DEFAULT_HISTORY", "Event", "EventType", "ListResult", "Store", "StoreProtocol", "Watch",
-    "open_backend", "open_store",
+    "BACKENDS", "DEFAULT_HISTORY", "EXTRAS", "Event", "EventType", "ListResult", "MissingExtra", "Store",
+    "StoreProtocol", "Watch", "open_backend", "open_store", "require_backend",
 ]
