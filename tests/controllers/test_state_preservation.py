@@ -7,12 +7,14 @@ from typing import Any
 import pytest
 
 from fleetkeeper.api.policy import StatePreservationRule
-from fleetkeeper.api.work import ResourceBindingSpec
+from fleetkeeper.api.work import ResourceBindingSpec, ResourceBindingStatus
 from fleetkeeper.controllers.state_preservation import (
     ExtractionError,
+    cluster_rules,
     inject,
     labels_to_inject,
     preserved_label_state,
+    preserved_on_taint,
 )
 
 JOB = "failover.example.io/job-id"
@@ -110,3 +112,36 @@ def test_inject_merges_labels_into_a_copy() -> None:
 def test_inject_without_labels_returns_the_manifest_itself() -> None:
     manifest: dict[str, Any] = {"metadata": {"name": "flink"}}
     assert inject(manifest, {}) is manifest
+
+
+# --- cluster failover: what the taint-manager preserves ------------------------------------------
+
+
+def failed_binding(rules_: list[dict[str, str]] | None, reported: dict[str, Any] | None
+                   ) -> tuple[ResourceBindingSpec, ResourceBindingStatus]:
+    failover: dict[str, Any] = {"cluster": {"purgeMode": "Directly"}}
+    if rules_ is not None:
+        failover["cluster"]["statePreservation"] = {"rules": rules_}
+    doc = spec(["member1"], []).model_dump(by_alias=True, exclude_none=True)
+    items = [{"clusterName": "member1", "status": reported}] if reported is not None else []
+    return (ResourceBindingSpec.model_validate({**doc, "failover": failover}),
+            ResourceBindingStatus.model_validate({"aggregatedStatus": items}))
+
+
+def test_a_taint_eviction_preserves_what_the_failed_cluster_reported() -> None:
+    binding, status = failed_binding([{"aliasLabelName": "test-alias", "jsonPath": "{.replicas}"}],
+                                     {"replicas": 3, "readyReplicas": 0})
+    assert cluster_rules(binding) == rules(("test-alias", "{.replicas}"))
+    assert preserved_on_taint(binding, status, "member1") == {"test-alias": "3"}
+
+
+def test_a_taint_eviction_without_rules_preserves_nothing_and_reads_nothing() -> None:
+    binding, status = failed_binding(None, None)
+    assert cluster_rules(binding) == []
+    assert preserved_on_taint(binding, status, "member1") == {}
+
+
+def test_a_taint_eviction_with_rules_needs_a_reported_status() -> None:
+    binding, status = failed_binding([{"aliasLabelName": "test-alias", "jsonPath": "{.replicas}"}], None)
+    with pytest.raises(ExtractionError, match="no status"):
+        preserved_on_taint(binding, status, "member1")

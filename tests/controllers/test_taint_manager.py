@@ -11,7 +11,12 @@ from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.core import Taint
 from fleetkeeper.api.meta import Condition
-from fleetkeeper.api.work import BindingSchedulePriority, ClusterResourceBinding, ResourceBinding
+from fleetkeeper.api.work import (
+    AggregatedStatusItem,
+    BindingSchedulePriority,
+    ClusterResourceBinding,
+    ResourceBinding,
+)
 from fleetkeeper.clock import VirtualClock
 from fleetkeeper.cmd.app import ControlPlane
 from fleetkeeper.controllers import taint_manager
@@ -355,5 +360,39 @@ def test_the_evictions_of_a_failed_cluster_go_highest_schedule_priority_first() 
         assert all(targets(b) == {} for b in evicted)
         evicted.sort(key=lambda b: int(b.metadata.resource_version or 0))
         assert [b.name for b in evicted] == ["d", "b", "f", "a", "c", "e"]
+
+    run(body)
+
+
+def test_state_preservation_rules_put_the_failed_cluster_state_into_the_task() -> None:
+    preserve = {"cluster": {"purgeMode": "Directly", "statePreservation": {
+        "rules": [{"aliasLabelName": "test-alias", "jsonPath": "{.replicas}"}]}}}
+
+    async def body(world: World) -> None:
+        await world.client.create(binding("stateful", {"member1": 3}, failover=preserve))
+        directly = {"cluster": {"purgeMode": "Directly"}}
+        await world.client.create(binding("plain", {"member1": 3}, failover=directly))
+        world.start([taint_manager.SPEC])
+        await world.until(10)
+        await fail(world, "member1")
+        await world.until(60)
+        assert targets(await rb(world, "plain")) == {}, "no rules: evicted at once"
+        assert targets(await rb(world, "stateful")) == {"member1": 3}, "no status reported yet: it waits"
+        waits = [e.message for e in await world.timeline("stateful", tl.EVICTION_BLOCKED)]
+        assert waits == ["eviction from member1 waits: state preservation failed: the failed cluster has "
+                         "reported no status to preserve state from"], "said once, not at every retry"
+        assert len(await world.events("EvictWorkloadFromClusterFailed", "stateful")) == 2  # binding, template
+        reported = await rb(world, "stateful")
+        item = AggregatedStatusItem(cluster_name="member1", status={"replicas": 3})
+        reported.status.aggregated_status = [item]
+        await world.client.update_status(reported)
+        await world.until(61)
+        stateful = await rb(world, "stateful")
+        assert targets(stateful) == {}
+        task = (stateful.spec.graceful_eviction_tasks or [])[0]
+        got = (task.from_cluster, task.purge_mode, task.preserved_label_state, task.clusters_before_failover)
+        assert got == ("member1", "Directly", {"test-alias": "3"}, None)
+        plain = (await rb(world, "plain")).spec.graceful_eviction_tasks or []
+        assert [t.preserved_label_state for t in plain] == [None]
 
     run(body)

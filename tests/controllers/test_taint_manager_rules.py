@@ -13,6 +13,8 @@ import pytest
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.core import Taint, Toleration
 from fleetkeeper.api.policy import FailoverBehavior
+from fleetkeeper.api.work import ResourceBindingSpec, ResourceBindingStatus
+from fleetkeeper.controllers import eviction_rules as evictions
 from fleetkeeper.controllers import taint_manager_rules as rules
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -344,3 +346,44 @@ def test_evictions_wait_while_dispatching_is_suspended(suspension: dict[str, Any
 
     value = BindingSuspension.from_dict(suspension) if suspension is not None else None
     assert rules.dispatch_held(value) is held
+
+
+def evicting(rules_: list[dict[str, str]] | None, reported: dict[str, dict[str, Any]]
+             ) -> tuple[ResourceBindingSpec, ResourceBindingStatus]:
+    cluster: dict[str, Any] = {"purgeMode": "Directly"}
+    if rules_ is not None:
+        cluster["statePreservation"] = {"rules": rules_}
+    spec = ResourceBindingSpec.model_validate({
+        "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "default", "name": "web"},
+        "clusters": [{"name": "member1", "replicas": 3}, {"name": "member2", "replicas": 3}],
+        "failover": {"cluster": cluster}})
+    status = ResourceBindingStatus.model_validate(
+        {"aggregatedStatus": [{"clusterName": n, "status": s} for n, s in reported.items()]})
+    return spec, status
+
+
+OPTIONS = evictions.TaskOptions(producer="TaintManager", reason="TaintUntolerated", purge_mode="Directly")
+REPLICAS = [{"aliasLabelName": "test-alias", "jsonPath": "{.replicas}"}]
+
+
+def test_evicting_without_state_preservation_rules_evicts_every_cluster() -> None:
+    spec, status = evicting(None, {})
+    out, evicted, waiting = rules.evict_clusters(spec, status, ["member1", "member2"], OPTIONS)
+    assert (evicted, waiting, out.clusters or []) == (["member1", "member2"], {}, [])
+    assert [t.preserved_label_state for t in out.graceful_eviction_tasks or ()] == [None, None]
+
+
+def test_each_eviction_task_preserves_its_own_cluster_state() -> None:
+    spec, status = evicting(REPLICAS, {"member1": {"replicas": 3}, "member2": {"replicas": 2}})
+    out, evicted, waiting = rules.evict_clusters(spec, status, ["member1", "member2"], OPTIONS)
+    assert (evicted, waiting) == (["member1", "member2"], {})
+    assert [(t.from_cluster, t.preserved_label_state, t.clusters_before_failover)
+            for t in out.graceful_eviction_tasks or ()] == [
+        ("member1", {"test-alias": "3"}, None), ("member2", {"test-alias": "2"}, None)]
+
+
+def test_a_cluster_without_a_reported_status_waits_and_the_others_go() -> None:
+    spec, status = evicting(REPLICAS, {"member2": {"replicas": 2}})
+    out, evicted, waiting = rules.evict_clusters(spec, status, ["member1", "member2"], OPTIONS)
+    assert evicted == ["member2"] and list(waiting) == ["member1"] and "no status" in waiting["member1"]
+    assert [t.name for t in out.clusters or ()] == ["member1"]

@@ -15,6 +15,9 @@ pure functions here:
   naming the rule (Karmada aborts the eviction attempt and retries; so do we);
 * :func:`preserved_for` — what an application-failover eviction preserves: the failed
   copy's status, or — when that copy never got Healthy — the state it was started with;
+* :func:`preserved_on_taint` — what a cluster-failover (taint-manager) eviction preserves under
+  ``failover.cluster.statePreservation``: the failed cluster's status, as in Karmada (no
+  ``clustersBeforeFailover`` is recorded);
 * :func:`labels_to_inject` — Karmada's injection rules: a single target cluster, the
   *last* task, purge mode ``Directly``, and a cluster that is not one of the task's
   ``clustersBeforeFailover``; :func:`inject` merges them into a manifest.
@@ -71,6 +74,28 @@ def labels_to_inject(spec: ResourceBindingSpec, cluster: str) -> dict[str, str]:
     return dict(last.preserved_label_state or {})
 
 
+def _reported(status: ResourceBindingStatus, cluster: str) -> Mapping[str, Any] | None:
+    item = next((i for i in status.aggregated_status or () if i.cluster_name == cluster), None)
+    return item.status if item is not None else None
+
+
+def cluster_rules(spec: ResourceBindingSpec) -> list[StatePreservationRule]:
+    """``failover.cluster.statePreservation.rules`` ([] when there are none)."""
+    behavior = spec.failover.cluster if spec.failover is not None else None
+    preservation = behavior.state_preservation if behavior is not None else None
+    return list(preservation.rules) if preservation is not None else []
+
+
+def preserved_on_taint(spec: ResourceBindingSpec, status: ResourceBindingStatus,
+                       cluster: str) -> dict[str, str]:
+    """The labels to preserve when the taint-manager evicts ``cluster`` ({} without rules);
+    ExtractionError while the cluster has reported nothing the rules can read."""
+    rules = cluster_rules(spec)
+    if not rules:
+        return {}
+    return preserved_label_state(rules, _reported(status, cluster))
+
+
 def preserved_for(spec: ResourceBindingSpec, status: ResourceBindingStatus, cluster: str, *,
                   ran_healthy: bool) -> dict[str, str]:
     """The labels to preserve when application failover evicts ``cluster`` ({} without rules).
@@ -87,8 +112,7 @@ def preserved_for(spec: ResourceBindingSpec, status: ResourceBindingStatus, clus
     inherited = labels_to_inject(spec, cluster)
     if inherited and not ran_healthy:
         return inherited
-    item = next((i for i in status.aggregated_status or () if i.cluster_name == cluster), None)
-    return preserved_label_state(rules, item.status if item is not None else None)
+    return preserved_label_state(rules, _reported(status, cluster))
 
 
 def inject(manifest: dict[str, Any], labels: Mapping[str, str]) -> dict[str, Any]:
@@ -100,4 +124,7 @@ def inject(manifest: dict[str, Any], labels: Mapping[str, str]) -> dict[str, Any
     return {**manifest, "metadata": meta}
 
 
-__all__ = ["ExtractionError", "inject", "labels_to_inject", "preserved_for", "preserved_label_state"]
+__all__ = [
+    "ExtractionError", "cluster_rules", "inject", "labels_to_inject", "preserved_for",
+    "preserved_label_state", "preserved_on_taint",
+]

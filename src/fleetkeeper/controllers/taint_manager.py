@@ -30,6 +30,11 @@ ones are fanned out afresh (and whatever recovered meanwhile has nothing to move
 ``1/rate`` seconds after an eviction (Karmada's throttle); at 0 (fleetkeeper's default)
 evictions are unthrottled and run on :data:`WORKERS` workers.
 
+**State preservation** (``failover.cluster.statePreservation``): each task carries the
+``preservedLabelState`` read from the cluster's reported status (see
+:func:`~fleetkeeper.controllers.taint_manager_rules.evict_clusters`); while there is none to
+read, that eviction waits (said once) and is retried with backoff.
+
 Every eviction is a timeline entry ``evicted from member1 (TaintUntolerated,
 Gracefully)``; a failed write is an ``EvictWorkloadFromClusterFailed`` Event on the
 binding and its template, and a retry.
@@ -39,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
 
@@ -51,6 +57,7 @@ from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.core import Toleration
 from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBinding, template_stub
 from fleetkeeper.controllers import eviction_rules as evictions
+from fleetkeeper.controllers import state_preservation as state
 from fleetkeeper.controllers import taint_manager_rules as rules
 from fleetkeeper.controllers.writes import Step, write_planned
 from fleetkeeper.runtime.bindings import BindingInformers
@@ -75,10 +82,26 @@ WRITE_ATTEMPTS = 5
 #: (until it closes), a binding's eviction waiting for dispatching to resume (per hold)
 PAUSED = "EvictionPaused"
 HELD = "DispatchingSuspended"
+#: the recorder's topic (with the cluster) of an eviction waiting for state to preserve
+PRESERVATION = "StatePreservationFailed"
 
 B = TypeVar("B", ResourceBinding, ClusterResourceBinding)
 
 _log = structlog.get_logger("fleetkeeper.taint_manager")
+
+
+class StatePreservationPending(errors.FleetkeeperError):
+    """An eviction waits for state to preserve from the failed cluster (retried with backoff)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Evicting:
+    """What one eviction write does: the clusters evicted, the purge mode, and the clusters
+    whose eviction waits for state to preserve (→ why)."""
+
+    clusters: list[str]
+    mode: str
+    waiting: dict[str, str]
 
 
 def _cached(informer: Informer[B], keys: list[str]) -> Iterator[B]:
@@ -243,38 +266,49 @@ class TaintManager:
             return Result()  # resuming dispatch updates the binding, which wakes it again
         self._recorder.clear(binding, HELD)
         if outcome.evict:
-            evicted = await self._write(binding, now)
+            evicted, waiting = await self._write(binding, now)
             pause = rules.pacing_delay(self._ctx.options.resource_eviction_rate)
             if evicted and pause:
                 await self._ctx.clock.sleep(pause)
+            if waiting:
+                names = ", ".join(sorted(waiting))
+                raise StatePreservationPending(f"binding {request}: eviction from {names} waits for state "
+                                               "to preserve; retrying")
         return Result(requeue_after=outcome.retry_after)
 
-    async def _write(self, binding: Binding, now: datetime) -> list[str]:
-        """Remove the clusters to evict and add their tasks, conflict-safe; the clusters evicted."""
-        def step(current: Binding) -> Step[Binding, tuple[list[str], str]] | None:
-            return self._eviction(current, now)
+    async def _write(self, binding: Binding, now: datetime) -> tuple[list[str], dict[str, str]]:
+        """Remove the clusters to evict and add their tasks, conflict-safe; the clusters evicted
+        and those whose eviction waits for state to preserve (→ why)."""
+        waiting: dict[str, str] = {}
 
-        async def failed(current: Binding, planned: tuple[list[str], str], exc: errors.ApiError) -> None:
+        def step(current: Binding) -> Step[Binding, _Evicting] | None:
+            planned = self._eviction(current, now)
+            waiting.clear()
+            waiting.update(planned.plan.waiting if planned is not None else {})
+            return planned if planned is not None and planned.plan.clusters else None
+
+        async def failed(current: Binding, planned: _Evicting, exc: errors.ApiError) -> None:
             if not isinstance(exc, errors.NotFound):
-                for name in planned[0]:
+                for name in planned.clusters:
                     await self._failed(current, name)
 
         try:
             written = await write_planned(self._ctx.client, binding, step, attempts=WRITE_ATTEMPTS,
                                           missing="none", on_error=failed)
         except errors.NotFound:
-            return []
+            return [], {}
+        await self._tell_waiting(binding, waiting)
         if written is None:
-            return []
-        (evicted, mode), reason = written.plan, constants.EVICTION_REASON_TAINT_UNTOLERATED
+            return [], waiting
+        evicted, reason = written.plan.clusters, constants.EVICTION_REASON_TAINT_UNTOLERATED
         for name in evicted:
-            text = rules.eviction_text(name, reason, mode)
+            text = rules.eviction_text(name, reason, written.plan.mode)
             await self._recorder.timeline(written.base, tl.EVICTION_STARTED, text, reason=reason)
-        return evicted
+        return evicted, waiting
 
-    def _eviction(self, current: Binding, now: datetime) -> Step[Binding, tuple[list[str], str]] | None:
-        """The binding without the clusters to evict and with their tasks, and (those clusters,
-        the purge mode); None when nothing is to be evicted."""
+    def _eviction(self, current: Binding, now: datetime) -> Step[Binding, _Evicting] | None:
+        """The binding without the clusters to evict and with their tasks, and what it does;
+        None when nothing is to be evicted."""
         if current.metadata.deletion_timestamp is not None:
             return None
         outcome = rules.plan(_targets(current), self._clusters.get, self.tolerations(current), now)
@@ -285,13 +319,26 @@ class TaintManager:
         options = evictions.TaskOptions(producer=constants.PRODUCER_TAINT_MANAGER,
                                         reason=constants.EVICTION_REASON_TAINT_UNTOLERATED,
                                         purge_mode=mode, creation_timestamp=now)
-        spec = current.spec
-        for name in outcome.evict:
-            spec = evictions.graceful_evict_cluster(spec, name, options)
-        return Step(current.model_copy(update={"spec": spec}), (outcome.evict, mode))
+        spec, evicted, waiting = rules.evict_clusters(current.spec, current.status, outcome.evict, options)
+        return Step(current.model_copy(update={"spec": spec}), _Evicting(evicted, mode, waiting))
 
-    async def _failed(self, binding: Binding, cluster: str) -> None:
-        message = f"Evict from cluster {cluster} failed."
+    async def _tell_waiting(self, binding: Binding, waiting: dict[str, str]) -> None:
+        """Say once per cluster and reason that an eviction waits for state to preserve (each
+        retry fails the same way until the cluster reports it); forget it once it does not."""
+        if not waiting and not state.cluster_rules(binding.spec):
+            return
+        for name in _targets(binding):
+            reason = waiting.get(name)
+            if reason is None:
+                self._recorder.clear(binding, (PRESERVATION, name))
+                continue
+            message = f"eviction from {name} waits: state preservation failed: {reason}"
+            if await self._recorder.once(binding, (PRESERVATION, name), value=reason,
+                                         timeline=(tl.EVICTION_BLOCKED, message, PRESERVATION)):
+                await self._failed(binding, name, reason)
+
+    async def _failed(self, binding: Binding, cluster: str, why: str = "") -> None:
+        message = f"Evict from cluster {cluster} failed" + (f": {why}" if why else ".")
         await self._recorder.event(binding, "Warning", constants.EVENT_EVICT_WORKLOAD_FAILED, message)
         await self._recorder.event(template_stub(binding), "Warning", constants.EVENT_EVICT_WORKLOAD_FAILED,
                                    message)
@@ -324,6 +371,8 @@ class _BindingEvents:
                 constants.APPLIED_PLACEMENT_ANNOTATION) != new.annotations().get(
                 constants.APPLIED_PLACEMENT_ANNOTATION):
             self._manager.binding_changed(new)
+        elif old.status.aggregated_status != new.status.aggregated_status and state.cluster_rules(new.spec):
+            self._manager.binding_changed(new)  # an eviction waiting for state to preserve may go now
 
     def on_delete(self, obj: Binding) -> None:
         """A deleted binding has nothing left to evict."""
@@ -351,4 +400,6 @@ def _new(deps: Deps) -> Controller:
 SPEC = ControllerSpec(NAME, runnable=_new, kind=ResourceBinding, runs=Runs.PLANE)
 
 
-__all__ = ["BY_CLUSTER", "NAME", "SPEC", "WORKERS", "TaintManager"]
+__all__ = [
+    "BY_CLUSTER", "NAME", "PRESERVATION", "SPEC", "WORKERS", "StatePreservationPending", "TaintManager",
+]

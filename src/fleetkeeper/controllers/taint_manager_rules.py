@@ -15,6 +15,9 @@ in :mod:`~fleetkeeper.controllers.taint_manager` does the I/O.
 * :func:`plan` — every target cluster of a binding at once: which to evict now and
   when to look again.
 * :func:`purge_mode` — the binding's ``failover.cluster.purgeMode``, else the option.
+* :func:`evict_clusters` — a binding's spec without the clusters to evict and with their
+  tasks, each carrying the state ``failover.cluster.statePreservation`` preserves; a cluster
+  whose state cannot be read yet is left for a retry.
 * :func:`breaker` — the partition circuit breaker (docs/architecture.md, Failover safety): evictions pause
   while more than ``threshold`` of the clusters are not Ready, because when most of
   the fleet "fails" at once the likelier story is that the control plane lost its
@@ -26,7 +29,7 @@ in :mod:`~fleetkeeper.controllers.taint_manager` does the I/O.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -34,7 +37,9 @@ from fleetkeeper.api import conditions, constants, taints
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.core import Taint, Toleration
 from fleetkeeper.api.policy import FailoverBehavior
-from fleetkeeper.api.work import BindingSuspension
+from fleetkeeper.api.work import BindingSuspension, ResourceBindingSpec, ResourceBindingStatus
+from fleetkeeper.controllers import eviction_rules as evictions
+from fleetkeeper.controllers import state_preservation as state
 
 #: ``min_toleration_time`` of a taint tolerated forever
 FOREVER = -1.0
@@ -149,6 +154,28 @@ def purge_mode(failover: FailoverBehavior | None, default: str) -> str:
     return constants.PURGE_DIRECTLY if default == constants.PURGE_DIRECTLY else constants.PURGE_GRACEFULLY
 
 
+def evict_clusters(spec: ResourceBindingSpec, status: ResourceBindingStatus, names: Iterable[str],
+                   options: evictions.TaskOptions) -> tuple[ResourceBindingSpec, list[str], dict[str, str]]:
+    """(``spec`` with ``names`` evicted, the clusters evicted, the clusters left → why).
+
+    Without state-preservation rules every cluster is evicted. With them each task carries
+    the labels read from its cluster's reported status; a cluster that has reported nothing
+    the rules can read is left (Karmada retries such an eviction too)."""
+    preserving = bool(state.cluster_rules(spec))
+    out, evicted, waiting = spec, [], {}
+    for name in names:
+        if preserving:
+            try:
+                kept = state.preserved_on_taint(spec, status, name)
+            except state.ExtractionError as exc:
+                waiting[name] = str(exc)
+                continue
+            options = replace(options, preserved_label_state=kept)
+        out = evictions.graceful_evict_cluster(out, name, options)
+        evicted.append(name)
+    return out, evicted, waiting
+
+
 @dataclass(frozen=True, slots=True)
 class Breaker:
     """The partition circuit breaker's reading."""
@@ -197,7 +224,7 @@ def eviction_text(cluster: str, reason: str, mode: str) -> str:
 
 
 __all__ = [
-    "FOREVER", "NEVER", "Breaker", "Decision", "Plan", "breaker", "decide", "dispatch_held", "eviction_text",
-    "failing",
+    "FOREVER", "NEVER", "Breaker", "Decision", "Plan", "breaker", "decide", "dispatch_held", "evict_clusters",
+    "eviction_text", "failing",
     "matching_tolerations", "min_toleration_time", "no_execute_taints", "pacing_delay", "plan", "purge_mode",
 ]
