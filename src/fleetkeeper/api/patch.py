@@ -1,7 +1,9 @@
 """JSON merge patch (RFC 7386) and JSON patch (RFC 6902) over wire dicts.
 
 Pure functions: the input document is never modified, the result shares nothing with
-the patch. They live in the lowest layer so that the local client, the API server and
+the patch. :func:`apply_json_patch` reads RFC 6902 strictly (the binding controller's
+overrides); the API server and the local client apply a client's JSON patch as
+kube-apiserver does (:mod:`fleetkeeper.api.kubepatch`). They live in the lowest layer so that the local client, the API server and
 the binding controller's overrides (which may not import one another) patch alike.
 
 Errors: a patch document that is malformed (not a list of operations, an unknown
@@ -136,7 +138,7 @@ def json_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and bool(a == b)
 
 
-class _Writes:
+class WriteBudget:
     """What one JSON patch has written so far, against :data:`~.limits.MAX_PATCH_BYTES`."""
 
     __slots__ = ("written",)
@@ -159,7 +161,7 @@ class _Writes:
         return orjson.loads(encoded) if isinstance(value, (dict, list)) else value
 
 
-def _operation(doc: Any, op: dict[str, Any], index: int, writes: _Writes) -> Any:
+def _operation(doc: Any, op: dict[str, Any], index: int, writes: WriteBudget) -> Any:
     kind = op.get("op")
     if kind not in _OPS:
         raise errors.BadRequest(f"json patch: unknown op {kind!r} (expected one of {', '.join(_OPS)})")
@@ -200,7 +202,7 @@ def apply_json_patch(doc: Any, patch: Any) -> Any:
         result = _copy(doc)
     except TypeError as exc:  # only a program's document can be beyond the encoder (or not JSON)
         raise errors.BadRequest(f"json patch: the document cannot be patched: {exc}") from None
-    writes = _Writes()
+    writes = WriteBudget()
     for index, op in enumerate(patch):
         if not isinstance(op, dict):
             raise errors.BadRequest(f"json patch: each operation must be an object, got {op!r}")
@@ -217,4 +219,4 @@ def pointer_get(doc: Any, pointer: str) -> Any:
     return _walk(doc, _parse_pointer(pointer, "path"), pointer)
 
 
-__all__ = ["apply_json_patch", "apply_merge_patch", "json_equal", "pointer_get"]
+__all__ = ["WriteBudget", "apply_json_patch", "apply_merge_patch", "json_equal", "pointer_get"]

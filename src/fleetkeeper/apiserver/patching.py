@@ -20,8 +20,9 @@ from typing import Any
 from starlette.responses import Response
 
 from fleetkeeper import errors
+from fleetkeeper.api.kubepatch import apply_kube_json_patch
 from fleetkeeper.api.meta import Unstructured
-from fleetkeeper.api.patch import apply_json_patch, apply_merge_patch
+from fleetkeeper.api.patch import apply_merge_patch
 from fleetkeeper.apiserver import apply as ssa
 from fleetkeeper.apiserver import namespaces
 from fleetkeeper.apiserver.admit import admit_object, shape
@@ -41,7 +42,7 @@ from fleetkeeper.apiserver.strategic import strategic_merge, strip_directives
 
 def _patched(ctx: Context, old: dict[str, Any], patch: Any, content_type: str) -> dict[str, Any]:
     if content_type == JSON_PATCH:
-        result = apply_json_patch(old, patch)
+        result = apply_kube_json_patch(old, patch)
     elif not isinstance(patch, dict):
         raise errors.BadRequest("a merge patch must be a JSON object")
     elif content_type == STRATEGIC_PATCH and issubclass(ctx.target.info.model, Unstructured):

@@ -19,7 +19,8 @@ from starlette.responses import Response
 
 from fleetkeeper import errors
 from fleetkeeper.api.crd import ScalePaths, custom_kind
-from fleetkeeper.api.patch import apply_json_patch, apply_merge_patch
+from fleetkeeper.api.kubepatch import apply_kube_json_patch
+from fleetkeeper.api.patch import apply_merge_patch
 from fleetkeeper.api.scheme import ResourceInfo
 from fleetkeeper.apiserver.admit import shape
 from fleetkeeper.apiserver.discovery import SCALABLE
@@ -114,7 +115,7 @@ async def write_scale(state: ServerState, ctx: Context, body: bytes, content_typ
         if method == "PUT":
             wanted = change
         elif content_type == JSON_PATCH:
-            wanted = apply_json_patch(scale, change)
+            wanted = apply_kube_json_patch(scale, change)
         elif content_type in (MERGE_PATCH, STRATEGIC_PATCH):
             wanted = apply_merge_patch(scale, change)
         else:

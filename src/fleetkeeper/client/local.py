@@ -38,8 +38,9 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from fleetkeeper import errors
 from fleetkeeper.api.jsoncopy import json_copy
+from fleetkeeper.api.kubepatch import apply_kube_json_patch
 from fleetkeeper.api.meta import Resource
-from fleetkeeper.api.patch import apply_json_patch, apply_merge_patch
+from fleetkeeper.api.patch import apply_merge_patch
 from fleetkeeper.api.scheme import GroupKind, group_kind_of
 from fleetkeeper.client.interface import ObjectList, PatchType, WatchEvent
 from fleetkeeper.clock import Clock
@@ -233,7 +234,7 @@ class LocalClient:
             if patch_type == "merge":
                 patched = apply_merge_patch(current, patch)
             else:
-                patched = apply_json_patch(current, patch)
+                patched = apply_kube_json_patch(current, patch)
             data = self._patched_object(model, current, patched, subresource)
             pinned = data["metadata"].get("resourceVersion") != current["metadata"]["resourceVersion"]
             try:
