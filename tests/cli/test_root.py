@@ -26,7 +26,7 @@ def test_the_listed_help_line_is_the_commands_own(name: str) -> None:
 def test_root_help_lists_every_command_in_order() -> None:
     done = CliRunner().invoke(app, ["--help"], env=WIDE)
     assert done.exit_code == 0, done.output
-    positions = [done.output.find(f"│ {name} ") for name in [*COMMANDS, "version"]]
+    positions = [done.output.find(f"\n  {name} ") for name in [*COMMANDS, "version", "completion"]]
     assert -1 not in positions, done.output
     assert positions == sorted(positions)
 
@@ -56,7 +56,7 @@ def test_root_help_and_version_import_no_command_module() -> None:
     """Start-up stays light: listing commands loads none of them, nor the API models."""
     heavy = ("fleetkeeper.cli.", "fleetkeeper.api", "fleetkeeper.apiserver", "fleetkeeper.members",
              "fleetkeeper.cmd.")
-    out = _run_fresh(["--help"], ["version"], loaded=heavy)
+    out = _run_fresh(["--help"], ["version"], ["--version"], loaded=heavy)
     assert "HEAVY []" in out, out
 
 

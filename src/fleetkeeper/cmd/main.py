@@ -8,16 +8,22 @@ the demo, the simulator), because only this layer may pick backends by URL.
 models, the apiserver, the simulator, DNS and HTTP clients): over a second before
 anything runs. Commands are therefore registered by name — the module's importer, the
 attribute, and the one-line help the root ``--help`` lists — and a command's module is
-imported only when that command runs or prints its own help. The help lines here are checked
-against the commands' own docstrings by the test suite, so they cannot drift.
+imported only when that command runs, prints its own help or completes its own flags. The help
+lines here are checked against the commands' own docstrings by the test suite, so they cannot drift.
+
+**Help as plain text.** Help is click's plain layout, not typer's rich tables: at 80 columns a
+table cut long flag names (``--cluster-status-up…``) and read a ``[default: …]`` in a help text
+as markup, dropping it. Options keep their groups (``rich_help_panel``) as sections, and a
+group lists each command with its whole summary.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 import typer.main
@@ -184,15 +190,52 @@ COMMANDS: dict[str, Lazy] = {
 }
 
 
+def summary(help_text: str | None) -> str:
+    """A help text's first paragraph on one line: what a group lists for a command."""
+    return " ".join((help_text or "").strip().split("\n\n", 1)[0].split())
+
+
+def format_params(command: Any, ctx: Any, formatter: Any) -> None:
+    """Arguments, then options, then each group of options (``rich_help_panel``) as a section."""
+    sections: dict[str, list[tuple[str, str]]] = {"Arguments": [], "Options": []}
+    for param in command.get_params(ctx):
+        record = param.get_help_record(ctx)
+        if record is None:
+            continue
+        title = ("Arguments" if param.param_type_name == "argument"
+                 else getattr(param, "rich_help_panel", None) or "Options")
+        sections.setdefault(title, []).append(record)
+    for title, records in sections.items():
+        if records:
+            with formatter.section(title):
+                formatter.write_dl(records)
+
+
+class Command(TyperCommand):
+    """A command whose plain help keeps its groups of options apart."""
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        format_params(self, ctx, formatter)
+
+
+def plain(command: Any) -> Any:
+    """``command`` and its sub-commands print plain help; a group lists whole summaries."""
+    command.rich_markup_mode = None
+    for sub in getattr(command, "commands", {}).values():
+        sub.short_help = sub.short_help or summary(sub.help)
+        plain(sub)
+    return command
+
+
 def load_command(name: str) -> Any:
     """The (click) command ``name`` runs, its module imported now."""
     target = COMMANDS[name].load()
     if isinstance(target, typer.Typer):
-        group = typer.main.get_group(target)
+        group = plain(typer.main.get_group(target))
         group.name = name
         return group
-    single = typer.Typer(pretty_exceptions_enable=False, add_completion=False)
-    single.command(name)(target)
+    single = typer.Typer(pretty_exceptions_enable=False, add_completion=False, rich_markup_mode=None)
+    single.command(name, cls=Command)(target)
     command = typer.main.get_command(single)
     command.name = name
     return command
@@ -210,8 +253,11 @@ class LazyGroup(TyperGroup):
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if cmd_name not in COMMANDS or cmd_name in self.commands:
-            return super().get_command(ctx, cmd_name)
-        if self._listing:  # the root --help: the line is enough, the module stays unloaded
+            command = super().get_command(ctx, cmd_name)
+            if command is not None:
+                command.short_help = command.short_help or summary(command.help)
+            return command
+        if self._listing:  # the root --help or completion: the line is enough, the module stays unloaded
             return TyperCommand(cmd_name, help=COMMANDS[cmd_name].help, short_help=COMMANDS[cmd_name].help)
         command = load_command(cmd_name)
         self.commands[cmd_name] = command
@@ -224,6 +270,13 @@ class LazyGroup(TyperGroup):
         finally:
             self._listing = False
 
+    def shell_complete(self, ctx: Any, incomplete: str) -> Any:
+        self._listing = True
+        try:
+            return super().shell_complete(ctx, incomplete)
+        finally:
+            self._listing = False
+
 
 app = typer.Typer(
     name="fleetkeeper",
@@ -231,12 +284,24 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    rich_markup_mode=None,
     cls=LazyGroup,
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from fleetkeeper import __version__
+
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
 @app.callback()
-def root() -> None:
+def root(
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True, help="Print the version and exit.")] = False,
+) -> None:
     """Multi-cluster failover control plane for Kubernetes, compatible with Karmada's API."""
 
 
@@ -248,9 +313,39 @@ def version() -> None:
     typer.echo(__version__)
 
 
+#: the variable a shell's completion function sets when it asks ``fleetkeeper`` for completions
+COMPLETE_VAR = "_FLEETKEEPER_COMPLETE"
+
+
+SHELLS = ("bash", "zsh", "fish")
+
+
+@app.command()
+def completion(shell: Annotated[str, typer.Argument(metavar="SHELL", help="bash, zsh or fish")]) -> None:
+    """Print the shell completion script for bash, zsh or fish.
+
+    Load it into the running shell with one of these lines, or add the line to ~/.bashrc
+    (~/.zshrc, after compinit) for every new shell:
+
+    \b
+      source <(fleetkeeper completion bash)
+      source <(fleetkeeper completion zsh)
+      fleetkeeper completion fish > ~/.config/fish/completions/fleetkeeper.fish
+    """
+    from typer._completion_shared import get_completion_script
+
+    if shell not in SHELLS:
+        raise typer.BadParameter(f"{shell!r} is not one of {', '.join(SHELLS)}", param_hint="SHELL")
+    typer.echo(get_completion_script(prog_name="fleetkeeper", complete_var=COMPLETE_VAR, shell=shell))
+
+
 def main() -> None:
     """Console-script entry point."""
-    app()
+    if COMPLETE_VAR in os.environ:  # a shell asks for completions: typer registers its shells first
+        from typer._completion_classes import completion_init
+
+        completion_init()
+    app(prog_name="fleetkeeper", complete_var=COMPLETE_VAR)
 
 
 if __name__ == "__main__":
