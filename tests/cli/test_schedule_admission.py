@@ -6,12 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import typer
 import yaml
 from typer.testing import CliRunner, Result
 
+from fleetkeeper.apiserver import InProcessTransport, Tokens, build_app
 from fleetkeeper.cli.schedule import schedule
+from fleetkeeper.clock import SystemClock
+from fleetkeeper.store import open_store
 
 app = typer.Typer()
 app.command()(schedule)
@@ -32,7 +36,7 @@ DEPLOYMENT: dict[str, Any] = {
                           "spec": {"containers": [{"image": "nginx", "name": "nginx"}]}}}}
 
 
-def policy(placement: dict[str, Any]) -> dict[str, Any]:
+def policy(placement: dict[str, Any] | None) -> dict[str, Any]:
     return {"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
             "metadata": {"name": "nginx-propagation"},
             "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "nginx"}],
@@ -118,3 +122,25 @@ def test_a_key_given_twice_exits_2(tmp_path: Path) -> None:
     result = invoke(*files)
     assert result.exit_code == 2
     assert f"error: {files[2]}: invalid YAML: mapping key \"spec\" already defined at line" in result.stderr
+
+
+async def test_an_empty_placement_means_any_cluster_duplicated_here_as_in_the_control_plane(
+        tmp_path: Path) -> None:
+    empty = policy(None)  # `placement:` with nothing after it
+    store = open_store("memory://", clock=SystemClock())
+    app_ = build_app(store, clock=SystemClock(), tokens=Tokens(admin="t"))
+    async with httpx.AsyncClient(transport=InProcessTransport(app_), base_url="http://plane.test",
+                                 headers={"Authorization": "Bearer t"}) as http:
+        response = await http.patch(
+            "/apis/policy.karmada.io/v1alpha1/namespaces/default/propagationpolicies/nginx-propagation",
+            params={"fieldManager": "test"}, content=yaml.safe_dump(empty),
+            headers={"Content-Type": "application/apply-patch+yaml"})
+    app_.close()
+    await store.close()
+    assert response.status_code == 201, response.text
+    assert response.json()["spec"]["placement"] == {}
+    result = invoke(write(tmp_path, "clusters.yaml", cluster("member1"), cluster("member2")),
+                    write(tmp_path, "app.yaml", DEPLOYMENT, empty))
+    assert result.exit_code == 0, result.output
+    everywhere = [{"name": "member1", "replicas": 3}, {"name": "member2", "replicas": 3}]
+    assert yaml.safe_load(result.stdout) == everywhere, "Duplicated onto every cluster"

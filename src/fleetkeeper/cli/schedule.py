@@ -104,15 +104,26 @@ def _classify(found: Inputs, doc: dict[str, Any], where: str) -> None:
         if kind == "Cluster":
             _add_cluster(found, Cluster.from_dict(doc), where)
         elif kind in _BINDINGS:
-            found.bindings.append((where, _BINDINGS[kind].from_dict(doc)))
+            found.bindings.append((where, _BINDINGS[kind].from_dict(_without_nulls(doc))))
         elif kind in _POLICIES:
-            found.policies.append((where, _POLICIES[kind].from_dict(doc)))
+            found.policies.append((where, _POLICIES[kind].from_dict(_without_nulls(doc))))
         else:
             if not (doc.get("metadata") or {}).get("name"):
                 raise BadInput(f"{where}: metadata.name: Required value")
             found.templates.append((where, doc))
     except errors.Invalid as exc:
         raise BadInput(f"{where}: {exc.message}") from None
+
+
+def _without_nulls(value: Any) -> Any:
+    """A Karmada object as the control plane stores it: a field set to null (``placement:``
+    with nothing after it) is absent — server-side apply drops it, and Kubernetes prunes it
+    from a custom resource — so an empty ``placement:`` means any cluster, Duplicated."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
 
 
 def _add_cluster(found: Inputs, cluster: Cluster, where: str) -> None:
