@@ -5,10 +5,13 @@ A body becomes a stored object in three moves:
 1. **shape** — ``apiVersion``/``kind`` must be the URL's (filled in when missing);
    ``metadata.namespace`` is the URL's for namespaced kinds (a different one is
    ``400``) and dropped for cluster-scoped kinds; the URL's name wins the same way;
-2. **decode** — the wire dict becomes the kind's pydantic model. Unknown fields follow
-   ``?fieldValidation=``: ``Strict`` (our default, so a typo is an error naming the
-   field) refuses them, ``Warn`` drops them and says so in a ``Warning`` header,
-   ``Ignore`` drops them silently;
+2. **decode** — the wire dict becomes the kind's model. Unknown fields (found by the typed
+   model, or for the kinds kept unstructured by their schema:
+   :mod:`~fleetkeeper.apiserver.fieldcheck`) and the duplicate keys of a JSON body follow
+   ``?fieldValidation=`` as kube-apiserver's strict decoding does: ``Strict`` (what kubectl
+   sends) refuses them with ``400`` naming every one (``strict decoding error: unknown
+   field "spec.replcas"``), ``Warn`` (the default) drops them and says so in a ``Warning``
+   header each, ``Ignore`` drops them silently;
 3. **admit** — :func:`fleetkeeper.api.admission.admit` defaults and validates
    main-resource writes (``/status`` writes are only decoded, as the local client does)
    (``422 Invalid`` with one cause per field path), and the result is rendered back
@@ -22,16 +25,19 @@ Whether the namespace exists is :mod:`fleetkeeper.apiserver.namespaces`' to judg
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from fleetkeeper import errors
 from fleetkeeper.api.admission import Operation, admit, check_namespace_finalizers
 from fleetkeeper.api.base import UNKNOWN_FIELD
+from fleetkeeper.api.jsoncopy import json_copy
 from fleetkeeper.api.scheme import ResourceInfo
 from fleetkeeper.api.validation import FieldErrors
-from fleetkeeper.apiserver import confine
+from fleetkeeper.apiserver import confine, fieldcheck
 from fleetkeeper.apiserver.auth import User
 from fleetkeeper.apiserver.request import Target
 
@@ -79,24 +85,39 @@ def shape(target: Target, obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-def _unknown_fields(exc: errors.Invalid) -> list[str] | None:
-    """The paths of unknown fields, if they are the only problems of ``exc``."""
-    paths = [c.field for c in exc.causes
-             if c.reason == "FieldValueNotSupported" and c.message == UNKNOWN_FIELD]
-    return paths if paths and len(paths) == len(exc.causes) else None
+def _unknown_fields(exc: errors.Invalid) -> list[str]:
+    """The paths of the unknown fields among the problems of ``exc``."""
+    return [cause.field for cause in exc.causes
+            if cause.reason == "FieldValueNotSupported" and cause.message == UNKNOWN_FIELD]
 
 
-def _prune(obj: Any, path: str) -> None:
-    tokens = [int(i) if i else key for i, key in _TOKEN.findall(path)]
+def _prune(obj: Any, path: fieldcheck.Path) -> None:
     node = obj
-    for token in tokens[:-1]:
+    for token in path[:-1]:
         in_list = isinstance(token, int) and isinstance(node, list) and token < len(node)
         in_map = isinstance(token, str) and isinstance(node, dict) and token in node
         if not (in_list or in_map):
             return
         node = node[token]
-    if tokens and isinstance(node, dict):
-        node.pop(tokens[-1], None)
+    if path and isinstance(node, dict):
+        node.pop(path[-1], None)
+
+
+def _tokens(path: str) -> fieldcheck.Path:
+    return tuple(int(i) if i else key for i, key in _TOKEN.findall(path))
+
+
+def _strict_error(info: ResourceInfo, duplicates: Sequence[str], unknown: list[fieldcheck.Path], *,
+                  patch: bool) -> errors.BadRequest:
+    """kube-apiserver's refusal of a body with unknown or duplicate fields (a patch's names no kind);
+    the causes name each field too."""
+    causes = [errors.Cause(path, "duplicate field", "FieldValueDuplicate") for path in duplicates]
+    causes += [errors.Cause(fieldcheck.format_path(path), UNKNOWN_FIELD, "FieldValueNotSupported")
+               for path in unknown]
+    text = "strict decoding error: " + ", ".join(f'{c.message} "{c.field}"' for c in causes)
+    if not patch:
+        text = f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: {text}'
+    return errors.BadRequest(text, causes=causes)
 
 
 def _named(exc: errors.Invalid, info: ResourceInfo, obj: dict[str, Any]) -> errors.Invalid:
@@ -110,18 +131,38 @@ def _named(exc: errors.Invalid, info: ResourceInfo, obj: dict[str, Any]) -> erro
     return exc
 
 
-def _decode(info: ResourceInfo, obj: dict[str, Any], validation: str) -> tuple[Any, list[str]]:
-    try:
-        return info.model.from_dict(obj), []
-    except errors.Invalid as exc:
-        unknown = _unknown_fields(exc)
-        if validation == "Strict" or unknown is None:
-            raise _named(exc, info, obj) from None
+def check_strict(info: ResourceInfo, obj: dict[str, Any], *, duplicates: Sequence[str]) -> None:
+    """Refuse an apply intent with unknown or duplicate fields before it is merged (Strict mode), as
+    kube-apiserver refuses one that does not fit the kind's schema before looking for conflicts."""
+    with contextlib.suppress(errors.Invalid):  # an intent may leave out what the kind requires
+        _decode(info, json_copy(obj), "Strict", duplicates=duplicates, patch=True)
+
+
+def _decode(info: ResourceInfo, obj: dict[str, Any], validation: str, *, duplicates: Sequence[str],
+            patch: bool) -> tuple[Any, list[str]]:
+    checker = fieldcheck.checker_for(info)
+    unknown: list[fieldcheck.Path] = []
+    if checker is not None:
+        unknown = checker.unknown(obj)
+    else:
+        try:
+            decoded = info.model.from_dict(obj)
+        except errors.Invalid as exc:
+            unknown = [_tokens(path) for path in dict.fromkeys(_unknown_fields(exc))]
+            if not unknown:
+                raise _named(exc, info, obj) from None
+        else:
+            if not duplicates or validation == "Ignore":
+                return decoded, []
+    duplicates = duplicates[:fieldcheck.MAX_REPORTED]
+    if (duplicates or unknown) and validation == "Strict":
+        raise _strict_error(info, duplicates, unknown, patch=patch)
+    problems = [f'duplicate field "{path}"' for path in duplicates]
+    problems += [f'unknown field "{fieldcheck.format_path(path)}"' for path in unknown]
     for path in unknown:
         _prune(obj, path)
-    warnings = [f'unknown field "{path}"' for path in unknown] if validation == "Warn" else []
     try:
-        return info.model.from_dict(obj), warnings
+        return info.model.from_dict(obj), problems if validation == "Warn" else []
     except errors.Invalid as exc:
         raise _named(exc, info, obj) from None
 
@@ -129,15 +170,17 @@ def _decode(info: ResourceInfo, obj: dict[str, Any], validation: str) -> tuple[A
 def admit_object(
     info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None, *,
     operation: Operation, now: datetime, user: User | None, validation: str = "Strict",
-    subresource: str | None = None,
+    subresource: str | None = None, duplicates: Sequence[str] = (), patch: bool = False,
 ) -> tuple[dict[str, Any], list[str]]:
     """Decode, default and validate ``obj`` written by ``user`` (``None``: the server itself);
-    return its wire form and any warnings.
+    return its wire form and any warnings. ``duplicates`` are the paths of the keys the request's
+    body gave twice; ``patch`` says the object is the result of a patch (kube-apiserver's
+    message then names no kind).
 
     A ``/status`` write is decoded (so its shape is checked) but skips the kind's
     admission rules, which judge what users declare, not what controllers observe.
     """
-    new, warnings = _decode(info, obj, validation)
+    new, warnings = _decode(info, obj, validation, duplicates=duplicates, patch=patch)
     if subresource == "finalize":
         _finalizer_names(new.to_dict(), info)
     if subresource is not None:
@@ -163,4 +206,4 @@ def _finalizer_names(namespace: dict[str, Any], info: ResourceInfo) -> None:
                       group=info.group)
 
 
-__all__ = ["VALIDATION_MODES", "admit_object", "check_validation_mode", "shape"]
+__all__ = ["VALIDATION_MODES", "admit_object", "check_strict", "check_validation_mode", "shape"]

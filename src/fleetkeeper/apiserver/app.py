@@ -54,6 +54,7 @@ from fleetkeeper.apiserver.auth import (
 )
 from fleetkeeper.apiserver.crds import CrdServing
 from fleetkeeper.apiserver.discovery import AGGREGATED_CONTENT_TYPE, version_info, wants_aggregated
+from fleetkeeper.apiserver.fieldcheck import duplicate_fields
 from fleetkeeper.apiserver.namespaces import Bootstrap
 from fleetkeeper.apiserver.request import decode_object, media_type, read_body, resolve
 from fleetkeeper.apiserver.state import Context, ServerConfig, ServerState, json_response, status_response
@@ -272,6 +273,8 @@ class ApiServerApp:
             await self._revoke_unjoined(ctx)
             return response, target.name
         obj = decode_object(body, media_type(request.headers.get("content-type")))
+        if ctx.field_validation(self.state.config.default_field_validation) != "Ignore":
+            ctx.duplicates = duplicate_fields(body)
         if method == "POST":
             name = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
             self._authorize(ctx, "create", name=str(name or ""))

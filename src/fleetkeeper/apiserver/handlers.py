@@ -85,7 +85,7 @@ async def create_object(state: ServerState, ctx: Context, body: dict[str, Any]) 
     await namespaces.check_create(state, target)
     admitted, warnings = admit_object(
         target.info, obj, None, operation="CREATE", now=state.clock.now(), user=ctx.user,
-        validation=ctx.field_validation(state.config.default_field_validation),
+        validation=ctx.field_validation(state.config.default_field_validation), duplicates=ctx.duplicates,
     )
     meta = admitted.setdefault("metadata", {})
     meta["managedFields"] = fields.record_update(
@@ -106,7 +106,7 @@ async def store_update(state: ServerState, ctx: Context, new: dict[str, Any], ol
     admitted, warnings = admit_object(
         target.info, new, old, operation="UPDATE", now=state.clock.now(), user=ctx.user,
         validation=ctx.field_validation(state.config.default_field_validation),
-        subresource=target.subresource,
+        subresource=target.subresource, duplicates=ctx.duplicates, patch=ctx.patching,
     )
     if record and target.subresource is None:
         admitted.setdefault("metadata", {})["managedFields"] = fields.record_update(

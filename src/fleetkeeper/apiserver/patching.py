@@ -25,7 +25,8 @@ from fleetkeeper.api.meta import Unstructured
 from fleetkeeper.api.patch import apply_merge_patch
 from fleetkeeper.apiserver import apply as ssa
 from fleetkeeper.apiserver import namespaces
-from fleetkeeper.apiserver.admit import admit_object, shape
+from fleetkeeper.apiserver.admit import admit_object, check_strict, shape
+from fleetkeeper.apiserver.fieldcheck import duplicate_fields
 from fleetkeeper.apiserver.handlers import store_update
 from fleetkeeper.apiserver.request import (
     APPLY_PATCH,
@@ -76,6 +77,9 @@ async def patch_object(state: ServerState, ctx: Context, body: bytes, content_ty
             f"the patch type {content_type!r} is not supported; use {MERGE_PATCH}, {JSON_PATCH}, "
             f"{STRATEGIC_PATCH} or {APPLY_PATCH}")
     patch = decode(body, JSON)
+    ctx.patching = True
+    if ctx.field_validation(state.config.default_field_validation) != "Ignore":
+        ctx.duplicates = duplicate_fields(body)
     for attempt in range(state.config.patch_retries):
         old = await _read(state, ctx)
         new = shape(ctx.target, _patched(ctx, old, patch, content_type))
@@ -100,6 +104,12 @@ async def apply_object(state: ServerState, ctx: Context, body: bytes) -> Respons
     if not manager:
         raise errors.BadRequest("fieldManager is required for apply requests")
     intent = shape(target, decode_object(body, APPLY_PATCH))
+    ctx.patching = True
+    validation = ctx.field_validation(state.config.default_field_validation)
+    if validation != "Ignore":
+        ctx.duplicates = duplicate_fields(body)
+    if validation == "Strict":
+        check_strict(target.info, intent, duplicates=ctx.duplicates)
     own_precondition = _rv(intent) is not None
     for attempt in range(state.config.patch_retries):
         try:
@@ -130,7 +140,8 @@ async def _create_applied(state: ServerState, ctx: Context, result: dict[str, An
     await namespaces.check_create(state, ctx.target)
     admitted, warnings = admit_object(
         ctx.target.info, result, None, operation="CREATE", now=state.clock.now(), user=ctx.user,
-        validation=ctx.field_validation(state.config.default_field_validation),
+        validation=ctx.field_validation(state.config.default_field_validation), duplicates=ctx.duplicates,
+        patch=True,
     )
     created = await state.store.create(admitted, dry_run=ctx.dry_run)
     return json_response(created, 201, warnings=warnings)

@@ -38,8 +38,8 @@ class ServerConfig:
     watch_timeout: float = 1800.0
     #: with ``allowWatchBookmarks=true``, an idle watch gets a BOOKMARK this often
     bookmark_interval: float = 60.0
-    #: ``fieldValidation`` when the client sends none (Kubernetes' default is Warn)
-    default_field_validation: str = "Strict"
+    #: ``fieldValidation`` when the client sends none (Kubernetes' default; kubectl sends Strict)
+    default_field_validation: str = "Warn"
     #: Kubernetes minor version reported by ``/version`` (kubectl warns beyond ±1)
     kubernetes_minor: int = 37
     #: how often a patch or apply is retried when a concurrent write wins the race
@@ -72,6 +72,10 @@ class Context:
     accept: str
     user_agent: str = ""
     warnings: list[str] = field(default_factory=list)
+    #: the paths of the keys the request's JSON body gave twice (strict field validation)
+    duplicates: list[str] = field(default_factory=list)
+    #: the written object is the result of a patch (how a strict decoding error is worded)
+    patching: bool = False
 
     def param(self, name: str) -> str | None:
         return self.query.get(name)
