@@ -176,6 +176,24 @@ def test_taint_adds_overwrites_and_removes(cli: Cli) -> None:
     assert "taint maintenance removed by hand" in " ".join(logged[-1])
 
 
+def test_taint_takes_karmadactls_form_and_answers_in_its_words(cli: Cli) -> None:
+    cli.ok("join", "member1", "--member", "simulated://member1")
+    tainted = cli.ok("taint", "clusters", "member1", "dedicated=special:NoSchedule")
+    assert tainted == "cluster/member1 tainted\n"
+    assert _taints(cli, "member1") == [("dedicated", "special", "NoSchedule")]
+    again = cli.run("taint", "clusters", "member1", "dedicated=other:NoSchedule")
+    assert again.exit_code == 1
+    assert ("cluster member1 already has dedicated taint(s) with same effect(s) and --overwrite is false"
+            in again.stderr)
+    assert "modified" in cli.ok("taint", "clusters", "member1", "dedicated=other:NoSchedule", "--overwrite")
+    assert _taints(cli, "member1") == [("dedicated", "other", "NoSchedule")]
+    assert cli.ok("taint", "cluster/member1", "dedicated:NoSchedule-") == "cluster/member1 untainted\n"
+    gone = cli.run("taint", "clusters", "member1", "dedicated-")
+    assert gone.exit_code == 1 and 'taint "dedicated" not found' in gone.stderr
+    mixed = cli.run("taint", "clusters", "member1", "k:NoSchedule", "k-")
+    assert mixed.exit_code == 2 and "can not both modify and remove" in mixed.output
+
+
 # --------------------------------------------------------------------------- apply, delete
 
 DEPLOY = """\

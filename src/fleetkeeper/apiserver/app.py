@@ -54,6 +54,7 @@ from fleetkeeper.apiserver.auth import (
 )
 from fleetkeeper.apiserver.crds import CrdServing
 from fleetkeeper.apiserver.discovery import AGGREGATED_CONTENT_TYPE, version_info, wants_aggregated
+from fleetkeeper.apiserver.metrics import Children, labels_of
 from fleetkeeper.apiserver.fieldcheck import duplicate_fields
 from fleetkeeper.apiserver.namespaces import Bootstrap
 from fleetkeeper.apiserver.request import decode_object, media_type, read_body, resolve
@@ -74,6 +75,7 @@ class ApiServerApp:
         self.state = state
         self._bootstrap = Bootstrap(state)
         self._crds = CrdServing(state)
+        self._requests = Children()
         self._app = Starlette(routes=self._routes(), exception_handlers={HTTPException: _router_status})
         self._app.router.redirect_slashes = False
 
@@ -120,18 +122,31 @@ class ApiServerApp:
         """Authenticate, run, and turn every error into a ``Status``."""
 
         async def run(request: Request) -> Response:
+            started = self.state.clock.monotonic()
             try:
                 user = self._authenticate(request)
                 await self._bootstrap.ensure()
                 await self._crds.ensure()
-                return await endpoint(request, user)
+                response = await endpoint(request, user)
             except errors.ApiError as exc:
-                return status_response(exc)
+                response = status_response(exc)
             except Exception:
                 log.exception("request failed", method=request.method, path=request.url.path)
-                return status_response(errors.InternalError("an internal error occurred; see the server log"))
+                response = status_response(
+                    errors.InternalError("an internal error occurred; see the server log"))
+            if "rest" in request.path_params:
+                self._count(request, response.status_code, self.state.clock.monotonic() - started)
+            return response
 
         return run
+
+    def _count(self, request: Request, code: int, seconds: float) -> None:
+        """kube-apiserver's request metrics for a resource request (:mod:`~fleetkeeper.apiserver.metrics`)."""
+        params = request.path_params
+        labels = labels_of(self.state.scheme, request.method, params.get("group", ""), params["version"],
+                           params["rest"], request.query_params, request.headers.get("content-type") or "")
+        if labels is not None:
+            self._requests.observe(labels, code, seconds)
 
     def _authenticate(self, request: Request) -> User:
         if self.state.tokens is None:

@@ -10,16 +10,17 @@ cleaned up its execution namespace and released it.
 it adds the taint ``cluster.karmada.io/unschedulable:NoSchedule``, as ``karmadactl
 cordon`` does; ``uncordon`` removes it. ``taint NAME key[=value]:Effect`` adds a taint
 (effects ``NoSchedule`` and ``NoExecute`` — the only ones a Cluster takes) and
-``key[:Effect]-`` removes one, like ``kubectl taint``; an existing key/effect keeps its
-value unless ``--overwrite``. A NoExecute taint makes the control plane evict workloads
+``key[:Effect]-`` removes one; ``taint clusters NAME… key=value:Effect`` is the same in
+karmadactl's words. As in ``kubectl taint``, adding a key/effect the cluster already has
+needs ``--overwrite``, and the messages and the result (``tainted``, ``untainted``,
+``modified``) are kubectl's. A NoExecute taint makes the control plane evict workloads
 that do not tolerate it — the same failover a failing cluster gets.
 
 Taint edits are read-modify-write with the object's resourceVersion, retried on a
 conflict, so a controller writing taints at the same moment (cluster controller,
 taint policies) is never overwritten. Each edit goes on the failover timeline (reason
 ``Manual``), so ``describe`` can tell a hand-made taint from a controller's. The pure
-parts — parsing a taint argument and applying the edits — are :func:`parse_taint` and
-:func:`edit_taints`.
+parts — parsing taint arguments and applying the edits — are in :mod:`fleetkeeper.cli.taints`.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import secrets
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -39,14 +39,22 @@ from fleetkeeper.api import constants, validation
 from fleetkeeper.api import timeline as tl
 from fleetkeeper.api.builtin import Secret
 from fleetkeeper.api.cluster import Cluster, ClusterSpec, LocalSecretReference
-from fleetkeeper.api.core import Namespace, Taint
+from fleetkeeper.api.core import Namespace
 from fleetkeeper.api.meta import ObjectMeta
 from fleetkeeper.cli import connect
 from fleetkeeper.cli.apply import wait_gone
+from fleetkeeper.cli.taints import (
+    CLUSTER_TYPES,
+    EFFECTS,
+    TaintEdit,
+    edit_taints,
+    parse_taint,
+    parse_taint_args,
+    taint_operation,
+)
 from fleetkeeper.client.rest import read_kubeconfig
 
 UNSCHEDULABLE = constants.TAINT_CLUSTER_UNSCHEDULABLE
-EFFECTS = ("NoSchedule", "NoExecute")
 WRITE_ATTEMPTS = 5
 
 
@@ -61,70 +69,6 @@ def cluster_name_problem(name: str) -> str | None:
     return "; ".join(problems) or None
 
 
-@dataclass(frozen=True)
-class TaintEdit:
-    """Add (or overwrite) a taint, or remove taints by key (and effect, when given)."""
-
-    key: str
-    effect: str | None
-    value: str | None = None
-    remove: bool = False
-
-
-def parse_taint(spec: str) -> TaintEdit:
-    """``key[=value]:Effect`` (add) or ``key[:Effect]-`` (remove); ``ValueError`` says what is wrong."""
-    remove = spec.endswith("-")
-    body = spec[:-1] if remove else spec
-    head, sep, effect = body.rpartition(":")
-    if not sep:
-        head, effect = body, ""
-    key, eq, value = head.partition("=")
-    if not key:
-        raise ValueError(f"{spec!r}: expected key[=value]:Effect, or key[:Effect]- to remove")
-    problems = validation.qualified_name(key)
-    if problems:
-        raise ValueError(f"{spec!r}: invalid key {key!r}: {'; '.join(problems)}")
-    if effect and effect not in EFFECTS:
-        raise ValueError(f"{spec!r}: effect must be NoSchedule or NoExecute, got {effect!r}")
-    if remove:
-        if eq:
-            raise ValueError(f"{spec!r}: a removal names key[:Effect]- without a value")
-        return TaintEdit(key, effect or None, remove=True)
-    if not effect:
-        raise ValueError(f"{spec!r}: an effect is required (key[=value]:NoSchedule or :NoExecute)")
-    if eq:
-        problems = validation.label_value(value)
-        if problems:
-            raise ValueError(f"{spec!r}: invalid value {value!r}: {'; '.join(problems)}")
-    return TaintEdit(key, effect, value or None)
-
-
-def edit_taints(taints: list[Taint], edits: list[TaintEdit], *,
-                overwrite: bool) -> tuple[list[Taint], list[str]]:
-    """The taints after ``edits`` and what changed; ``ValueError`` for a refused edit."""
-    out = list(taints)
-    changes: list[str] = []
-    for edit in edits:
-        matching = [x for x in out if x.key == edit.key and (edit.effect is None or x.effect == edit.effect)]
-        shown = f"{edit.key}:{edit.effect}" if edit.effect else edit.key
-        if edit.remove:
-            if not matching:
-                raise ValueError(f"taint {shown!r} not found")
-            out = [x for x in out if x not in matching]
-            changes.append(f"removed {shown}")
-            continue
-        if matching:
-            if (matching[0].value or None) == edit.value:
-                continue
-            if not overwrite:
-                raise ValueError(f"taint {shown!r} already has value {matching[0].value or ''!r}; "
-                                 "pass --overwrite to change it")
-            out = [x for x in out if x not in matching]
-        out.append(Taint.from_dict({"key": edit.key, "value": edit.value, "effect": edit.effect}))
-        changes.append(f"added {edit.key}{'=' + edit.value if edit.value else ''}:{edit.effect}")
-    return out, changes
-
-
 # --------------------------------------------------------------------------- writes
 
 
@@ -134,9 +78,10 @@ async def update_taints(session: connect.Session, name: str, edits: list[TaintEd
     for _ in range(WRITE_ATTEMPTS):
         cluster = await session.client.get(Cluster, name)
         try:
-            taints, changes = edit_taints(list(cluster.spec.taints or []), edits, overwrite=overwrite)
+            taints, changes = edit_taints(list(cluster.spec.taints or []), edits, overwrite=overwrite,
+                                          cluster=name)
         except ValueError as exc:
-            raise connect.Failed(f"cluster {name!r}: {exc}") from None
+            raise connect.Failed(str(exc)) from None
         if not changes:
             return []
         cluster.spec.taints = taints or None
@@ -299,7 +244,7 @@ def unjoin(
 def cordon(name: NameArg, kubeconfig: connect.KubeconfigOption = None) -> None:
     """Keep new workloads off a cluster (taint cluster.karmada.io/unschedulable:NoSchedule)."""
     _taint_command(name, [TaintEdit(UNSCHEDULABLE, "NoSchedule")], kubeconfig, done="cordoned",
-                   already="already cordoned")
+                   already="already cordoned", overwrite=True)
 
 
 def uncordon(name: NameArg, kubeconfig: connect.KubeconfigOption = None) -> None:
@@ -318,23 +263,30 @@ def uncordon(name: NameArg, kubeconfig: connect.KubeconfigOption = None) -> None
 
 
 def taint(
-    name: NameArg,
+    name: Annotated[str, typer.Argument(help="cluster name, or: clusters NAME… (karmadactl's form)",
+                                        show_default=False)],
     taints: Annotated[list[str], typer.Argument(help="key[=value]:NoSchedule|NoExecute to add, "
                                                      "key[:Effect]- to remove", show_default=False)],
     overwrite: Annotated[bool, typer.Option(help="change the value of an existing taint")] = False,
     kubeconfig: connect.KubeconfigOption = None,
 ) -> None:
     """Add or remove taints on a cluster (NoExecute evicts workloads that do not tolerate it)."""
-    edits: list[TaintEdit] = []
-    for spec in taints:
-        try:
-            edits.append(parse_taint(spec))
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint="TAINTS") from None
-    _taint_command(name, edits, kubeconfig, done="tainted", already="unchanged", overwrite=overwrite)
+    try:
+        names, edits = parse_taint_args([name, *taints])
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="TAINTS") from None
+    word = taint_operation(edits, overwrite=overwrite)
+
+    async def action(session: connect.Session) -> None:
+        for cluster in names:
+            await update_taints(session, cluster, edits, overwrite=overwrite)
+            typer.echo(f"cluster/{cluster} {word}")
+
+    connect.run(kubeconfig, action)
 
 
 __all__ = [
-    "EFFECTS", "UNSCHEDULABLE", "TaintEdit", "cluster_name_problem", "cordon", "edit_taints", "join",
-    "parse_taint", "taint", "uncordon", "unjoin", "update_taints",
+    "CLUSTER_TYPES", "EFFECTS", "UNSCHEDULABLE", "TaintEdit", "cluster_name_problem", "cordon", "edit_taints",
+    "join", "parse_taint", "parse_taint_args", "taint", "taint_operation", "uncordon", "unjoin",
+    "update_taints",
 ]
