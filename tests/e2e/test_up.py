@@ -360,7 +360,7 @@ def assert_private(state: Path) -> None:
         seen.add(path.name)
         want = 0o700 if path.is_dir() else 0o600
         assert path.stat().st_mode & 0o777 == want, f"{path} is {oct(path.stat().st_mode & 0o777)}"
-    assert {"state.db", "state.db-wal", "tokens.json", "kubeconfig", "ca.key", "ca.crt"} <= seen, seen
+    assert {"state.db", "state.db-wal", "kubeconfig", "apiserver.key", "ca.crt"} <= seen, seen
 
 
 def test_a_restart_loses_nothing_and_the_members_get_their_workloads_back(fleet: Fleet) -> None:
@@ -376,7 +376,7 @@ def test_a_restart_loses_nothing_and_the_members_get_their_workloads_back(fleet:
     assert first.stop() == 0
     # made readable by someone else meanwhile: the next start makes it private again
     fleet.state.chmod(0o755)
-    for path in (fleet.state / "state.db", fleet.state / "pki" / "ca.key", fleet.state / "tokens.json"):
+    for path in (fleet.state / "state.db", fleet.state / "pki" / "apiserver.key", fleet.state / "kubeconfig"):
         path.chmod(0o644)
     (fleet.state / "pki").chmod(0o755)
 

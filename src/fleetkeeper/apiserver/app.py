@@ -310,7 +310,7 @@ class ApiServerApp:
             except errors.NotFound:
                 obj = None
             if obj is None or (obj.get("metadata") or {}).get("deletionTimestamp"):
-                tokens.revoke_agent(name)
+                await tokens.revoke(name)
 
     async def _scale(self, ctx: Context, request: Request) -> Response:
         method = request.method

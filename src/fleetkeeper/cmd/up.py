@@ -75,7 +75,6 @@ from fleetkeeper.api.meta import ObjectMeta
 from fleetkeeper.apiserver import (
     build_app,
     serve,
-    write_kubeconfig,
 )
 from fleetkeeper.cli import paths
 from fleetkeeper.cli.options import with_options
@@ -84,7 +83,7 @@ from fleetkeeper.clock import Clock, SystemClock
 from fleetkeeper.cmd import components as parts
 from fleetkeeper.cmd.app import ControlPlane, freeze_startup_heap
 from fleetkeeper.cmd.member_pool import member_pool
-from fleetkeeper.cmd.serving import GatedApp, ServerFiles, server_files
+from fleetkeeper.cmd.serving import GatedApp, ServerFiles, server_files, serving_hosts
 from fleetkeeper.options import Options
 from fleetkeeper.runtime.leaderelection import LeaderElector
 from fleetkeeper.store import Store, open_store
@@ -103,6 +102,10 @@ class Up:
     clusters: int
     options: Options
     pull_agents: list[str] = field(default_factory=list)
+    #: the address clients are given (kubeconfigs); empty: the listen address
+    advertise: str = ""
+    #: extra names and addresses the serving certificate must cover
+    tls_sans: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
 
     def say(self, what: str, detail: str) -> None:
@@ -155,14 +158,11 @@ async def register_pull_agents(run: Up, files: ServerFiles, client: Client, url:
             pass
         except errors.Invalid as exc:
             parts.fail(f"--pull-agent {name}: {exc.message}", 2)
-        if name not in files.tokens.agents:
-            files.tokens.add_agent(name)
-            files.tokens.save(files.tokens.path)
+        await files.tokens.issue(name)
     for name, token in sorted(files.tokens.agents.items()):
         path = run.state_dir / paths.agent_kubeconfig_name(name)
         if name in run.pull_agents or path.exists():
-            write_kubeconfig(path, url, files.tls.ca_pem(), token, namespace=constants.LEASE_NAMESPACE,
-                             user=f"agent-{name}")
+            files.write_agent_kubeconfig(name, url, token)
         if name in run.pull_agents:
             run.say("pull agent", f"{name}: fleetkeeper agent --kubeconfig {path} --cluster-name {name} "
                                   f"--member simulated://{name}")
@@ -213,7 +213,7 @@ async def _settle_leadership(run: Up, app: GatedApp, elector: LeaderElector | No
 async def _start(run: Up, files: ServerFiles, sock: Any, store: Store, clock: Clock,
                  stop: asyncio.Event, tasks: list[asyncio.Task[Any]]) -> ControlPlane | None:
     """Start the server and the control plane (appending their tasks); None if stopped meanwhile."""
-    url = parts.advertised_url(sock, run.host)
+    url = parts.advertised_url(sock, run.advertise or run.host)
     app = GatedApp(build_app(store, clock=clock, tokens=files.tokens).state)
     started = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -246,6 +246,15 @@ async def _start(run: Up, files: ServerFiles, sock: Any, store: Store, clock: Cl
     return plane
 
 
+async def _identity(run: Up, store: Store, clock: Clock) -> ServerFiles:
+    """The plane's identity from the store (see :mod:`fleetkeeper.apiserver.identity`)."""
+    advertise = run.advertise or ("127.0.0.1" if run.host in ("", "0.0.0.0") else run.host)
+    files = await server_files(store, run.state_dir, hosts=serving_hosts(run.host, advertise, run.tls_sans),
+                               clock=clock)
+    run.say("pki", f"{files.tls.ca_cert.parent} (the plane's CA and certificate, kept in the store)")
+    return files
+
+
 def _next_steps(run: Up, kubeconfig: Path) -> None:
     elapsed = time.monotonic() - run.started
     typer.echo(f"\nReady in {elapsed:.1f}s. Next steps:\n")
@@ -257,7 +266,7 @@ def _next_steps(run: Up, kubeconfig: Path) -> None:
     typer.echo(f"\nCtrl-C stops; the state stays in {run.state_dir} (the next `fleetkeeper up` resumes it).")
 
 
-async def run_up(run: Up, files: ServerFiles, sock: Any) -> None:
+async def run_up(run: Up, sock: Any) -> None:
     """Run until SIGINT/SIGTERM, then stop everything cleanly (see the module notes)."""
     clock = SystemClock()
     stop = asyncio.Event()
@@ -268,7 +277,9 @@ async def run_up(run: Up, files: ServerFiles, sock: Any) -> None:
             parts.fail(f"--store {run.store_url}: {exc}", 2)
         run.say("store", f"{run.store_url} (revision {store.revision})")
         tasks: list[asyncio.Task[Any]] = []
+        files: ServerFiles | None = None
         try:
+            files = await _identity(run, store, clock)
             plane = await _start(run, files, sock, store, clock, stop, tasks)
             if plane is not None:
                 _next_steps(run, files.kubeconfig)
@@ -277,6 +288,8 @@ async def run_up(run: Up, files: ServerFiles, sock: Any) -> None:
             typer.echo("\nstopping: API server, controllers, store …")
             stop.set()
             problems = await parts.cancel(*reversed(tasks))
+            if files is not None:
+                await files.tokens.stop()
             await store.close()
         if problems:
             raise problems[0]
@@ -300,6 +313,8 @@ def up(
         "--pull-agent", metavar="NAME",
         help="register Pull cluster NAME and write STATE_DIR/agent-NAME.kubeconfig for `fleetkeeper agent` "
              "(repeatable)", show_default=False)] = None,
+    advertise_address: parts.AdvertiseAddress = None,
+    tls_san: parts.TlsSan = None,
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error (stderr)")] = "warning",
     *,
     options: Options,
@@ -309,15 +324,13 @@ def up(
     parts.configure_logs(log_level, clock)
     directory = (state_dir or paths.default_state_dir()).expanduser().absolute()
     run = Up(directory, parts.store_url_or_default(store, directory), host, port, clusters, options,
-             list(dict.fromkeys(pull_agent or [])))
+             list(dict.fromkeys(pull_agent or [])), advertise_address or "", list(tls_san or []))
     typer.echo(f"fleetkeeper up: state in {directory}")
     lock = parts.StateLock(directory)
     lock.acquire()
     try:
-        files = server_files(directory, host=host, clock=clock)
-        run.say("pki", str(files.tls.ca_cert.parent))
         sock = parts.bind_or_fail(host, port)
-        asyncio.run(run_up(run, files, sock))
+        asyncio.run(run_up(run, sock))
     finally:
         lock.release()
 
@@ -332,34 +345,39 @@ def apiserver(
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="HTTPS port (0: a free one)")]
     = parts.DEFAULT_PORT,
+    advertise_address: parts.AdvertiseAddress = None,
+    tls_san: parts.TlsSan = None,
     log_level: parts.LogLevel = "warning",
 ) -> None:
     """Serve the Kubernetes API alone (no controllers): HTTPS, tokens, admin kubeconfig."""
     clock = SystemClock()
     parts.configure_logs(log_level, clock)
-    directory = state_dir or paths.default_state_dir()
+    directory = (state_dir or paths.default_state_dir()).expanduser().absolute()
     lock = parts.StateLock(directory)
     lock.acquire()
     try:
-        files = server_files(directory, host=host, clock=clock)
         sock = parts.bind_or_fail(host, port)
-        url = parts.advertised_url(sock, host)
+        advertise = advertise_address or ("127.0.0.1" if host in ("", "0.0.0.0") else host)
+        url = parts.advertised_url(sock, advertise)
         store_url = parts.store_url_or_default(store, directory)
-        asyncio.run(_serve_api(files, sock, url, store_url, clock=clock))
+        hosts = serving_hosts(host, advertise, tls_san or [])
+        asyncio.run(_serve_api(directory, sock, url, store_url, hosts=hosts, clock=clock))
     finally:
         lock.release()
     typer.echo("apiserver stopped")
 
 
-async def _serve_api(files: ServerFiles, sock: socket.socket, url: str, store_url: str, *,
-                     clock: Clock) -> None:
+async def _serve_api(directory: Path, sock: socket.socket, url: str, store_url: str, *,
+                     hosts: list[str], clock: Clock) -> None:
     stop = asyncio.Event()
     with parts.stop_on_signals(stop):
         try:
             opened = open_store(store_url, clock=clock)
         except (ValueError, ImportError, OSError) as exc:
             parts.fail(f"--store {store_url}: {exc}", 2)
+        files: ServerFiles | None = None
         try:
+            files = await server_files(opened, directory, hosts=hosts, clock=clock)
             app = build_app(opened, clock=clock, tokens=files.tokens)
             started = asyncio.Event()
             server = asyncio.get_running_loop().create_task(
@@ -370,6 +388,8 @@ async def _serve_api(files: ServerFiles, sock: socket.socket, url: str, store_ur
                 typer.echo(f"apiserver serving {url} (store {store_url}); admin kubeconfig {kubeconfig}")
             await server
         finally:
+            if files is not None:
+                await files.tokens.stop()
             await opened.close()
 
 

@@ -54,6 +54,7 @@ from fleetkeeper.controllers import state_preservation
 from fleetkeeper.controllers.templates import Kind, NotSynced, TemplateCache, TemplateRef
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Operation
+from fleetkeeper.runtime import karmada_metrics as km
 from fleetkeeper.runtime.bindings import BindingInformers, watch_bindings
 from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.context import Context
@@ -209,8 +210,10 @@ class BindingController:
             return Result(requeue_after=NOT_SYNCED_RETRY)
         if template is None:
             return Result()
+        started, synced = self._ctx.clock.monotonic(), False
         try:
             created, updated, overridden = await self._ensure_works(binding, template, works)
+            synced = True
         except overrides.Failed as failed:
             await self._recorder.event(template_stub(binding), "Warning",
                                        constants.EVENT_APPLY_OVERRIDE_POLICY_FAILED,
@@ -222,6 +225,9 @@ class BindingController:
             await self._event(binding, "Warning", constants.EVENT_SYNC_WORK_FAILED,
                               f"Failed to create or update works: {exc}")
             raise
+        finally:  # Karmada's binding_sync_work_duration_seconds
+            seconds = self._ctx.clock.monotonic() - started
+            km.child(km.SYNC_WORK_SECONDS, km.result_of(not synced)).observe(seconds)
         for cluster, title in overridden:  # as Karmada reports them, on the template
             await self._recorder.event(template_stub(binding), "Normal",
                                        constants.EVENT_APPLY_OVERRIDE_POLICY_SUCCEED,

@@ -41,6 +41,7 @@ from fleetkeeper.api.meta import Condition
 from fleetkeeper.controllers import cluster_status_rules as rules
 from fleetkeeper.controllers.writes import Step, write_planned
 from fleetkeeper.members.interface import ClusterSummary, Member, bounded
+from fleetkeeper.runtime import karmada_metrics as km
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.reconcile import Request, Result
@@ -87,6 +88,7 @@ class ClusterStatusReconciler:
         _log.debug("cluster probed", cluster=cluster.name, online=health.online, healthy=health.healthy,
                    ready=ready.status)
         elapsed = clock.monotonic() - started
+        km.child(km.CLUSTER_SYNC_SECONDS, cluster.name).observe(elapsed)
         return Result(requeue_after=max(0.0, self._ctx.options.cluster_status_update_frequency - elapsed))
 
     # ---------------------------------------------------------------- observing

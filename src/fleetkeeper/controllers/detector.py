@@ -64,6 +64,7 @@ from fleetkeeper.controllers.templates import (
 )
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Operation
+from fleetkeeper.runtime import karmada_metrics as km
 from fleetkeeper.runtime.bindings import BindingInformers, watch_bindings
 from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.context import Context
@@ -223,7 +224,14 @@ class Detector:
             await self._recorder.event(template, "Warning", constants.EVENT_APPLY_POLICY_FAILED,
                                        f"Apply {rules.policy_title(policy)} failed: {exc}")
             return Result(requeue_after=PRIORITY_CLASS_RETRY)
-        await self._ensure_binding(template, policy, binding, priority)
+        started, applied = self._ctx.clock.monotonic(), False
+        try:
+            await self._ensure_binding(template, policy, binding, priority)
+            applied = True
+        finally:  # Karmada's policy_apply_attempts_total and resource_apply_policy_duration_seconds
+            result = km.result_of(not applied)
+            km.child(km.POLICY_APPLY_ATTEMPTS, result).inc()
+            km.child(km.POLICY_APPLY_SECONDS, result).observe(self._ctx.clock.monotonic() - started)
         return Result()
 
     def _priority(self, policy: rules.Policy) -> int | None:

@@ -30,6 +30,10 @@ Every member call is bounded by ``options.cluster_probe_timeout``: a black-holed
 costs one worker that long, never the other clusters. Member errors (unreachable,
 timeout) are retried with the controller's backoff and leave the conditions alone — an
 outage says nothing new about whether the manifest applies.
+
+Syncs and member writes are counted under Karmada's names
+(``work_sync_workload_duration_seconds``, ``create_resource_to_cluster``, …:
+:mod:`~fleetkeeper.runtime.karmada_metrics`).
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from fleetkeeper.controllers.bindings import (
 from fleetkeeper.controllers.writes import write
 from fleetkeeper.interpreter import Busy, Operation
 from fleetkeeper.members.interface import Member, bounded
+from fleetkeeper.runtime import karmada_metrics as km
 from fleetkeeper.runtime.cache import InformerFactory
 from fleetkeeper.runtime.context import Context
 from fleetkeeper.runtime.controller import Keys, awaiting_io
@@ -140,7 +145,14 @@ class Execution:
         if suspended or not rules.cluster_ready(cluster):
             await self._write_status(work, dispatching, None)
             return Result()
-        applied, refused = await self._apply(work, cluster)
+        started = self._ctx.clock.monotonic()
+        try:
+            applied, refused = await self._apply(work, cluster)
+        except Exception:
+            km.child(km.SYNC_WORKLOAD_SECONDS, km.ERROR).observe(self._ctx.clock.monotonic() - started)
+            raise
+        km.child(km.SYNC_WORKLOAD_SECONDS, km.result_of(applied.status != "True")).observe(
+            self._ctx.clock.monotonic() - started)
         await self._write_status(work, dispatching, applied)
         if refused:  # the member refused the manifests as they are: the Work must change first
             raise errors.TerminalError(applied.message)
@@ -199,7 +211,17 @@ class Execution:
             uid, applied = work.metadata.uid or "", {}
         if not rules.needs_apply(desired, observed, applied.get(ordinal)):
             return False
-        await self._call(member, member.apply(desired))
+        done = False
+        try:
+            await self._call(member, member.apply(desired))
+            done = True
+        finally:  # Karmada's create_resource_to_cluster / update_resource_to_cluster, by outcome
+            result = km.result_of(not done)
+            if observed is None:
+                km.child(km.CREATE_TO_CLUSTER, result, ref.api_version, ref.kind, member.name, "false").inc()
+            else:
+                km.child(km.UPDATE_TO_CLUSTER, result, ref.api_version, ref.kind, member.name,
+                         "updated").inc()
         applied[ordinal] = desired
         self._last[work.key] = (uid, applied)
         cluster = self._clusters.get(member.name)
@@ -261,7 +283,13 @@ class Execution:
         if preserve:
             await self._call(member, member.apply(rules.stripped(manifest)))
         else:
-            await self._call(member, member.delete(ref))
+            done = False
+            try:
+                await self._call(member, member.delete(ref))
+                done = True
+            finally:
+                km.child(km.DELETE_FROM_CLUSTER, km.result_of(not done), ref.api_version, ref.kind,
+                         member.name).inc()
         return True
 
     async def _release(self, work: Work) -> bool:

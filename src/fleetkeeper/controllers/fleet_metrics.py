@@ -14,6 +14,12 @@ pays nothing for it):
   ``unhealthy`` (some copy reports a health other than Healthy) and ``evicting``
   (graceful-eviction tasks pending: an old copy kept until its replacement is healthy).
 
+Beside them, Karmada's cluster gauges with its names and its ``member_cluster`` label,
+from the same caches: ``cluster_ready_state`` (1 when Ready is True, else 0),
+``cluster_node_number``, ``cluster_ready_node_number``, and
+``cluster_{cpu,memory,pod}_{allocatable,allocated}_*`` from the cluster's resource summary
+(CPU in cores, memory in bytes; a cluster without a summary has none of these).
+
 One collector is registered in the process's default registry; every running plane
 adds its caches to it (and removes them when it stops), so the figures are the sum of
 the planes of the process — ``fleetkeeper up`` runs one. Pull agents export none.
@@ -32,6 +38,8 @@ from prometheus_client.registry import REGISTRY, Collector
 from fleetkeeper.api import constants
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.conditions import get_condition, is_condition_true
+from fleetkeeper.api.core import ResourceList
+from fleetkeeper.api.quantity import parse_quantity
 from fleetkeeper.runtime.bindings import BindingInformers
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs
@@ -39,6 +47,16 @@ from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs
 READY_STATUSES = ("True", "False", "Unknown")
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 BINDING_STATES = ("total", "scheduled", "fully_applied", "unhealthy", "evicting")
+#: Karmada's resource gauges: (name, help, summary field, resource)
+RESOURCE_GAUGES = (
+    ("cluster_memory_allocatable_bytes", "Allocatable cluster memory resource in bytes.", "allocatable",
+     "memory"),
+    ("cluster_cpu_allocatable_number", "Number of allocatable CPU in the cluster.", "allocatable", "cpu"),
+    ("cluster_pod_allocatable_number", "Number of allocatable pods in the cluster.", "allocatable", "pods"),
+    ("cluster_memory_allocated_bytes", "Allocated cluster memory resource in bytes.", "allocated", "memory"),
+    ("cluster_cpu_allocated_number", "Number of allocated CPU in the cluster.", "allocated", "cpu"),
+    ("cluster_pod_allocated_number", "Number of allocated pods in the cluster.", "allocated", "pods"),
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,6 +106,40 @@ class FleetCollector(Collector):
         for state in BINDING_STATES:
             bindings.add_metric([state], float(states[state]))
         yield from (ready, taints, bindings)
+        yield from self._karmada_clusters()
+
+    def _karmada_clusters(self) -> Iterator[Metric]:
+        """Karmada's cluster gauges (see the module notes)."""
+        label = ["member_cluster"]
+        state = GaugeMetricFamily("cluster_ready_state", "State of the cluster (1 if ready, 0 otherwise).",
+                                  labels=label)
+        nodes = GaugeMetricFamily("cluster_node_number", "Number of nodes in the cluster.", labels=label)
+        ready_nodes = GaugeMetricFamily("cluster_ready_node_number", "Number of ready nodes in the cluster.",
+                                        labels=label)
+        resources = [(GaugeMetricFamily(name, text, labels=label), field, resource)
+                     for name, text, field, resource in RESOURCE_GAUGES]
+        for plane in list(self.planes):
+            for cluster in plane.clusters.list():
+                status, name = cluster.status, [cluster.name]
+                state.add_metric(name, float(is_condition_true(status.conditions, constants.COND_READY)))
+                if status.node_summary is not None:
+                    nodes.add_metric(name, float(status.node_summary.total_num))
+                    ready_nodes.add_metric(name, float(status.node_summary.ready_num))
+                summary = status.resource_summary
+                for family, field, resource in resources:
+                    amounts: ResourceList | None = getattr(summary, field) if summary is not None else None
+                    if amounts is not None:
+                        family.add_metric(name, _amount(amounts, resource))
+        yield from (state, nodes, ready_nodes)
+        yield from (family for family, _, _ in resources)
+
+
+def _amount(amounts: ResourceList, resource: str) -> float:
+    """A resource of a summary as a number (0 when absent or unreadable)."""
+    try:
+        return float(parse_quantity(amounts.get(resource, "0")))
+    except ValueError:
+        return 0.0
 
 
 #: the process's collector, in the default registry (what ``/metrics`` serves)

@@ -59,6 +59,7 @@ from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBindin
 from fleetkeeper.controllers import eviction_rules as evictions
 from fleetkeeper.controllers import state_preservation as state
 from fleetkeeper.controllers import taint_manager_rules as rules
+from fleetkeeper.controllers.eviction_metrics import EvictionMetrics, Metered
 from fleetkeeper.controllers.writes import Step, write_planned
 from fleetkeeper.runtime.bindings import BindingInformers
 from fleetkeeper.runtime.context import Context
@@ -134,6 +135,8 @@ class TaintManager:
         #: ``schedulePriority`` first)
         self.fanout = Keys(NAME, clock=ctx.clock)
         self.evictions = Keys(f"{NAME}-eviction", clock=ctx.clock, priority=self.priority_of)
+        #: Karmada's eviction metrics of that queue (:mod:`~fleetkeeper.controllers.eviction_metrics`)
+        self.metrics = EvictionMetrics()
 
     def forgetting(self) -> Forgetting:
         """What forgets the said-once topics of a deleted cluster or binding."""
@@ -165,11 +168,14 @@ class TaintManager:
                          error=str(exc))
             return None
 
-    def _queue(self, binding: Binding, decision: rules.Decision) -> None:
+    def _queue(self, binding: Binding, decision: rules.Decision, cluster: str) -> None:
         if decision.action == "now":
             self.evictions.enqueue(Request.for_object(binding))
         elif decision.action == "later":
             self.evictions.enqueue_after(Request.for_object(binding), decision.delay)
+        else:
+            return
+        self.metrics.queued(binding, cluster)
 
     # ---------------------------------------------------------------- events
     def cluster_changed(self, cluster: Cluster | None) -> None:
@@ -190,14 +196,14 @@ class TaintManager:
         """A binding event: decide it now if one of its clusters is tainted NoExecute."""
         if binding is None or not self.enabled or binding.metadata.deletion_timestamp is not None:
             return
-        found = [t for t in (rules.no_execute_taints(c) for c in map(self._clusters.get, _targets(binding))
-                             if c is not None) if t]
+        clusters = [c for c in map(self._clusters.get, _targets(binding)) if c is not None]
+        found = [(c.name, t) for c, t in ((c, rules.no_execute_taints(c)) for c in clusters) if t]
         if not found:
             return
         tolerations = self.tolerations(binding)
         now = self._ctx.clock.now()
-        for taints in found:
-            self._queue(binding, rules.decide(taints, tolerations, now))
+        for cluster, taints in found:
+            self._queue(binding, rules.decide(taints, tolerations, now), cluster)
 
     # ---------------------------------------------------------------- fan-out
     async def fan_out(self, request: Request) -> Result:
@@ -223,7 +229,7 @@ class TaintManager:
         now = self._ctx.clock.now()
         for count, binding in enumerate(self.bindings_on(cluster.name), start=1):
             decision = rules.decide(taints, self.tolerations(binding), now)
-            self._queue(binding, decision)
+            self._queue(binding, decision, cluster.name)
             if decision.action == "later" or decision is rules.TOLERATED_FOREVER:
                 await self._tell_tolerated(binding, cluster, decision)
             if count % FANOUT_CHUNK == 0:
@@ -385,7 +391,8 @@ def _new(deps: Deps) -> Controller:
     bindings.add_indexer(BY_CLUSTER, _targets)
     manager = TaintManager(deps.ctx, clusters, bindings)
     paced = deps.ctx.options.resource_eviction_rate > 0
-    evictions = deps.controller(f"{NAME}-eviction", FuncReconciler(manager.evict), keys=manager.evictions,
+    evict = Metered(FuncReconciler(manager.evict), manager.metrics, deps.ctx.clock)
+    evictions = deps.controller(f"{NAME}-eviction", evict, keys=manager.evictions,
                                 workers=PACED_WORKERS if paced else WORKERS, tier=Tier.CRITICAL)
     deps.add(deps.controller(NAME, FuncReconciler(manager.fan_out), keys=manager.fanout,
                              workers=concurrent_syncs(deps.ctx.options), tier=Tier.CRITICAL))

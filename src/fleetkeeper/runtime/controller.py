@@ -58,7 +58,7 @@ from fleetkeeper.api.meta import Resource
 from fleetkeeper.clock import Clock
 from fleetkeeper.errors import TerminalError
 from fleetkeeper.runtime.handler import EnqueueMapped, EventHandler, MapFunc, Predicate
-from fleetkeeper.runtime.metrics import Metrics, Outcome, PrometheusMetrics
+from fleetkeeper.runtime.metrics import CONTROLLERS, Metrics, Outcome, PrometheusMetrics
 from fleetkeeper.runtime.ratelimit import RateLimiter
 from fleetkeeper.runtime.reconcile import Reconciler, Request, Result
 from fleetkeeper.runtime.turns import CRITICAL, DISPATCH, OTHERS, Turns
@@ -204,6 +204,7 @@ class Controller:
         self._active = 0
         #: reconciles of ``_active`` awaiting something outside the process (:func:`awaiting_io`)
         self._away = 0
+        CONTROLLERS.add(self)
 
     @property
     def critical(self) -> bool:
@@ -217,6 +218,11 @@ class Controller:
     @property
     def running(self) -> bool:
         return self._running
+
+    @property
+    def active_workers(self) -> int:
+        """Workers reconciling a key now."""
+        return self._active
 
     @property
     def busy(self) -> bool:

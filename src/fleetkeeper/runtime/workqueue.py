@@ -25,6 +25,9 @@ made with a ``priority`` function hands out the ready key of highest priority fi
 (FIFO among equals), as Karmada's scheduling queue orders bindings by their
 ``schedulePriority``; a key's priority is read when it becomes ready.
 
+Each queue reports client-go's workqueue metrics (adds, retries, time queued, time
+worked, and at scrape time its depth: :mod:`~fleetkeeper.runtime.workqueue_metrics`).
+
 ``shutdown()`` refuses further adds and drops parked keys; ``get()`` still hands out
 what is already ready, then raises :class:`ShutDown`. Everything here runs on one
 event loop and needs no locks: each method is a synchronous step except ``get``.
@@ -41,6 +44,7 @@ from typing import Generic, TypeVar
 
 from fleetkeeper.clock import Clock, call_at_monotonic
 from fleetkeeper.runtime.ratelimit import RateLimiter, default_rate_limiter
+from fleetkeeper.runtime.workqueue_metrics import QUEUES, QueueMetrics
 
 K = TypeVar("K", bound=Hashable)
 
@@ -87,6 +91,8 @@ class Workqueue(Generic[K]):
         self._seq = itertools.count()
         self._timer: asyncio.TimerHandle | None = None
         self._timer_deadline: float | None = None
+        self.metrics = QueueMetrics(name)
+        QUEUES.add(self)
 
     # ------------------------------------------------------------------ adding
     def add(self, key: K) -> None:
@@ -94,6 +100,7 @@ class Workqueue(Generic[K]):
         if self._shutting_down or key in self._dirty:
             return
         self._dirty.add(key)
+        self.metrics.added(key, self._clock.monotonic())
         if key in self._processing:
             return  # ``done`` will queue it again
         self._ready.append(key)
@@ -106,6 +113,7 @@ class Workqueue(Generic[K]):
         if seconds <= 0:
             self.add(key)
             return
+        self.metrics.retries.inc()
         deadline = self._clock.monotonic() + seconds
         parked = self._parked.get(key)
         if parked is not None and parked[0] <= deadline:
@@ -147,11 +155,13 @@ class Workqueue(Generic[K]):
         key = self._ready.popleft()
         self._dirty.discard(key)
         self._processing.add(key)
+        self.metrics.taken(key, self._clock.monotonic())
         return key
 
     def done(self, key: K) -> None:
         """Finish processing ``key``; if it was added meanwhile, it is queued again."""
         self._processing.discard(key)
+        self.metrics.finished(key, self._clock.monotonic())
         if key in self._dirty:
             self._ready.append(key)
             self._wake_one()
@@ -163,6 +173,8 @@ class Workqueue(Generic[K]):
         self._heap.clear()
         self._parked.clear()
         self._disarm()
+        if not self._ready:
+            self.metrics.dropped()
         while self._getters:
             waiter = self._getters.popleft()
             if not waiter.done():
@@ -183,6 +195,10 @@ class Workqueue(Generic[K]):
 
     def is_processing(self, key: K) -> bool:
         return key in self._processing
+
+    def now(self) -> float:
+        """The queue clock's monotonic reading (what its metrics measure with)."""
+        return self._clock.monotonic()
 
     # ------------------------------------------------------------------ internals
     def _wake_one(self) -> None:

@@ -32,6 +32,10 @@ backoff. A binding no cluster can take (NoClusterFit) or that does not fit the c
 (Unschedulable) is *parked* instead: it is woken again when a cluster changes in a way
 the scheduler can see (added, deleted, labels, spec, APIs, capacity), and Unschedulable
 ones also after five minutes, like Karmada's unschedulable queue — never in a loop.
+
+Every run counts as a ``karmada_scheduler_schedule_attempts_total`` with its duration on
+the injected clock, and every binding queued counts with why
+(:mod:`~fleetkeeper.scheduler.metrics`).
 """
 
 from __future__ import annotations
@@ -75,7 +79,7 @@ from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.reconcile import Request, Result
 from fleetkeeper.runtime.recorder import EventType, Recorder, Sink
 from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs
-from fleetkeeper.scheduler import fanout
+from fleetkeeper.scheduler import fanout, metrics
 from fleetkeeper.scheduler.core import Scheduler
 from fleetkeeper.scheduler.errors import ScheduleError, UnschedulableError
 from fleetkeeper.scheduler.framework import FitError, next_block_expiry
@@ -136,7 +140,7 @@ class SchedulingReconciler:
         #: caches of both kinds: a binding they show settled is not read again (see ``_settled``)
         self._bindings = bindings
         self._clock = clock
-        self._scheduler = scheduler or Scheduler()
+        self._scheduler = scheduler or Scheduler(timer=clock.monotonic)
         self.scheduler_name = scheduler_name
         #: ``sink``: the plane's, so its records keep their order with the others' (a scheduler
         #: of its own writes through one of its own)
@@ -230,8 +234,10 @@ class SchedulingReconciler:
                         now: datetime) -> Result:
         assert binding.spec.placement is not None
         applied = placement_info(binding.spec.placement).json
+        started = self._clock.monotonic()
         outcome = self._scheduler.schedule_binding(binding.spec, binding.status, snapshot, now,
                                                    describe=describe(binding))
+        metrics.attempt(trigger, self._clock.monotonic() - started, failed=outcome.error is not None)
         for message in outcome.term_failures:
             await self._event(binding, "Warning", EVENT_SCHEDULE_BINDING_FAILED, message)
         written = binding
@@ -252,6 +258,7 @@ class SchedulingReconciler:
                                   announce=moved or condition_changed)
             return Result()
         await self._event(binding, "Warning", EVENT_SCHEDULE_BINDING_FAILED, str(error))
+        metrics.incoming(metrics.ATTEMPT_FAILURE)  # back in a queue: with backoff, or parked
         v = verdict(error)
         if condition_changed:
             await self._recorder.timeline(binding, tl.SCHEDULE_FAILED, str(error), reason=v.reason)
@@ -373,12 +380,16 @@ class SchedulingReconciler:
         if not is_ours(new, self.scheduler_name):
             return False
         if old is None:
+            metrics.incoming(metrics.BINDING_ADD)
             return True
         generation = new.metadata.generation or 0
         if old.metadata.generation == generation:
             return False
-        return (new.status.scheduler_observed_generation != generation
-                or new.metadata.deletion_timestamp is not None or Request.for_object(new) in self.parked)
+        woken = (new.status.scheduler_observed_generation != generation
+                 or new.metadata.deletion_timestamp is not None or Request.for_object(new) in self.parked)
+        if woken:
+            metrics.incoming(metrics.BINDING_UPDATE)
+        return woken
 
     def bindings_for(self, cluster: Cluster, bindings: Iterable[Binding]) -> list[Request]:
         """The bindings a change of ``cluster`` concerns (Karmada's cluster fan-out)."""
@@ -413,7 +424,11 @@ class _FanOutTarget:
     def __init__(self, reconciler: SchedulingReconciler, controller: Controller) -> None:
         self.parked = reconciler.parked
         self.is_ours = reconciler.owns
-        self.enqueue = controller.enqueue
+        self._enqueue = controller.enqueue
+
+    def enqueue(self, request: Request) -> None:
+        metrics.incoming(metrics.CLUSTER_CHANGED)
+        self._enqueue(request)
 
 
 def new_controller(client: Client, informers: InformerFactory, *, clock: Clock,

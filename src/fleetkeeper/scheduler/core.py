@@ -26,6 +26,10 @@ replica count and tie-break direction, so its whole decision — candidates, sel
 assignment — is computed once per snapshot and shared by every equivalent binding: a
 fleet of bindings from a few policies costs little more than one binding per policy.
 Bindings with a previous result share the verdicts but are decided one by one.
+
+A scheduler made with a ``timer`` (the controller's clock) reports how long each step
+took when it computed it (:mod:`~fleetkeeper.scheduler.metrics`); a shared decision is
+timed once, where it is made.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from datetime import datetime
 from typing import TypeVar
 
 from fleetkeeper.api.work import ResourceBindingSpec, ResourceBindingStatus
-from fleetkeeper.scheduler import candidates
+from fleetkeeper.scheduler import candidates, metrics
 from fleetkeeper.scheduler.assignment import Assignment, assign_replicas
 from fleetkeeper.scheduler.errors import ScheduleError
 from fleetkeeper.scheduler.framework import BindingView, Fit, FitError, Framework, Plugin, view_of
@@ -67,17 +71,20 @@ class Outcome:
 class Scheduler:
     """Karmada's generic scheduler over a registry of plugins."""
 
-    def __init__(self, plugins: Sequence[Plugin] | None = None, *, empty_workload_propagation: bool = False
-                 ) -> None:
-        self.framework = Framework(new_plugins() if plugins is None else plugins)
+    def __init__(self, plugins: Sequence[Plugin] | None = None, *, empty_workload_propagation: bool = False,
+                 timer: metrics.Timer | None = None) -> None:
+        self.framework = Framework(new_plugins() if plugins is None else plugins, timer=timer)
         self.empty_workload_propagation = empty_workload_propagation
+        self._timer = timer
 
     # -- one affinity ------------------------------------------------------------------
     def schedule(self, spec: ResourceBindingSpec, status: ResourceBindingStatus, snapshot: Snapshot,
                  now: datetime, *, observed_affinity: str | None = None) -> Assignment:
         """Schedule once; returns ``[(cluster, replicas), …]`` or raises :class:`ScheduleError`."""
         binding = view_of(spec, status, now, observed_affinity)
+        started = self._timer() if self._timer is not None else 0.0
         fit = self.framework.find_fit(binding, snapshot)
+        started = self._step(metrics.FILTER, started)
         if not fit.feasible:
             raise FitError(len(snapshot), fit.diagnosis)
         key = self._shared_key(binding, fit, snapshot)
@@ -106,15 +113,19 @@ class Scheduler:
                 ) -> Assignment:
         """Select and assign (the part of a run after the filters)."""
         spec = binding.spec
+        started = self._timer() if self._timer is not None else 0.0
         if key is None:
             ordered = candidates.build(binding, fit, self.framework.score(binding, fit, snapshot), snapshot)
         else:
             ordered = list(snapshot.memo(("candidates", id(self), key[:3]), lambda: tuple(candidates.build(
                 binding, fit, self.framework.score(binding, fit, snapshot), snapshot))))
+        started = self._step(metrics.SCORE, started)
         try:
             selected = select_clusters(ordered, binding.placement, spec.replicas)
         except ScheduleError as exc:
             raise exc.wrap("failed to select clusters") from None
+        finally:
+            started = self._step(metrics.SELECT, started)
         try:
             result = assign_replicas(
                 selected, binding.placement, replicas=spec.replicas, divide=_divides(spec),
@@ -123,10 +134,20 @@ class Scheduler:
                 weights=candidates.static_weights_of(binding.placement, snapshot))
         except ScheduleError as exc:
             raise exc.wrap("failed to assign replicas") from None
+        finally:
+            self._step(metrics.ASSIGN, started)
         if self.empty_workload_propagation:
             placed = {name for name, _ in result}
             result = result + [(c.name, 0) for c in selected if c.name not in placed]
         return result
+
+    def _step(self, name: str, started: float) -> float:
+        """Report step ``name`` begun at ``started``; the time it ended (0 without a timer)."""
+        if self._timer is None:
+            return 0.0
+        ended = self._timer()
+        metrics.step(name, ended - started)
+        return ended
 
     # -- the clusterAffinities fallback ----------------------------------------------------
     def schedule_binding(self, spec: ResourceBindingSpec, status: ResourceBindingStatus, snapshot: Snapshot,

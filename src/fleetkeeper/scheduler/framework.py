@@ -33,6 +33,8 @@ from typing import Protocol, runtime_checkable
 
 from fleetkeeper.api.constants import DEFAULT_BLOCK_PREDECESSOR_SECONDS
 from fleetkeeper.api.work import ResourceBindingSpec, ResourceBindingStatus
+from fleetkeeper.runtime.karmada_metrics import child
+from fleetkeeper.scheduler import metrics
 from fleetkeeper.scheduler.errors import ScheduleError
 from fleetkeeper.scheduler.placement import PlacementInfo, placement_info
 from fleetkeeper.scheduler.snapshot import ClusterFacts, Snapshot
@@ -240,7 +242,9 @@ def fit_error_message(num_all: int, diagnosis: Mapping[str, Result]) -> str:
 class Framework:
     """Runs the filter and score plugins of a registry, in registry order."""
 
-    def __init__(self, plugins: Sequence[Plugin]) -> None:
+    def __init__(self, plugins: Sequence[Plugin], *, timer: metrics.Timer | None = None) -> None:
+        #: ``timer``: the extension points and plugin sweeps report their durations with it
+        self._timer = timer
         self.plugins = tuple(plugins)
         self.filters = tuple(p for p in plugins if isinstance(p, FilterPlugin))
         self.scorers = tuple(p for p in plugins if isinstance(p, ScorePlugin))
@@ -260,9 +264,19 @@ class Framework:
         from an earlier one in what one plugin reads only re-asks that plugin."""
         keys = tuple(p.equivalence(binding, snapshot) for p in self.filters)
         if any(k is None for k in keys):
-            return self._fit(binding, snapshot, keys, None)
+            return self._timed_fit(binding, snapshot, keys, None)
         key = ("fit", id(self), keys)
-        return snapshot.memo(key, lambda: self._fit(binding, snapshot, keys, key), topology_only=True)
+        return snapshot.memo(key, lambda: self._timed_fit(binding, snapshot, keys, key), topology_only=True)
+
+    def _timed_fit(self, binding: BindingView, snapshot: Snapshot, keys: tuple[Hashable, ...],
+                   key: Hashable) -> Fit:
+        if self._timer is None:
+            return self._fit(binding, snapshot, keys, key)
+        started = self._timer()
+        fit = self._fit(binding, snapshot, keys, key)
+        outcome = "Success" if fit.feasible else Code.UNSCHEDULABLE.value
+        child(metrics.EXTENSION_POINT_SECONDS, metrics.FILTER, outcome).observe(self._timer() - started)
+        return fit
 
     def _fit(self, binding: BindingView, snapshot: Snapshot, keys: tuple[Hashable, ...],
              key: Hashable) -> Fit:
@@ -280,11 +294,16 @@ class Framework:
                   key: Hashable) -> dict[str, Result]:
         """One plugin's rejections over the live clusters (name → verdict with the plugin named)."""
         def compute() -> dict[str, Result]:
+            started = self._timer() if self._timer is not None else 0.0
             out = {}
             for cluster in snapshot.live:
                 result = plugin.filter(binding, cluster)
                 if not result.is_success:
                     out[cluster.name] = Result(result.code, result.reasons, plugin.name)
+            if self._timer is not None:
+                outcome = "Success" if not out else Code.UNSCHEDULABLE.value
+                seconds = self._timer() - started
+                child(metrics.PLUGIN_SECONDS, plugin.name, metrics.FILTER, outcome).observe(seconds)
             return out
 
         if key is None:
@@ -293,6 +312,7 @@ class Framework:
 
     def score(self, binding: BindingView, fit: Fit, snapshot: Snapshot) -> tuple[int, ...]:
         """Summed scores of the feasible clusters (same order); each plugin's memoised by its key."""
+        started = self._timer() if self._timer is not None else 0.0
         totals = [0] * len(fit.feasible)
         for index, plugin in enumerate(self.scorers):
             key = plugin.equivalence(binding, snapshot)
@@ -300,6 +320,8 @@ class Framework:
             if scores:
                 for i, cluster in enumerate(fit.feasible):
                     totals[i] += scores.get(cluster.name, 0)
+        if self._timer is not None:
+            child(metrics.EXTENSION_POINT_SECONDS, metrics.SCORE, "Success").observe(self._timer() - started)
         return tuple(totals)
 
     def score_keys(self, binding: BindingView, snapshot: Snapshot) -> tuple[Hashable, ...] | None:
@@ -311,11 +333,15 @@ class Framework:
                 key: Hashable) -> dict[str, int]:
         """One plugin's non-zero scores over the live clusters (sparse: most scores are 0)."""
         def compute() -> dict[str, int]:
+            started = self._timer() if self._timer is not None else 0.0
             out = {}
             for cluster in snapshot.live:
                 value = plugin.score(binding, cluster)
                 if value:
                     out[cluster.name] = value
+            if self._timer is not None:
+                seconds = self._timer() - started
+                child(metrics.PLUGIN_SECONDS, plugin.name, metrics.SCORE, "Success").observe(seconds)
             return out
 
         if key is None:

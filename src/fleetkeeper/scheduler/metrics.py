@@ -1,0 +1,81 @@
+"""Karmada's scheduler metrics (``karmada_scheduler_*``), with its labels and buckets.
+
+* ``schedule_attempts_total{result, schedule_type}`` and
+  ``e2e_scheduling_duration_seconds{result, schedule_type}`` — one per scheduling run of
+  a binding: ``result`` is ``scheduled`` or ``error`` (an unschedulable binding is an
+  ``error``, as in Karmada), ``schedule_type`` is ``ReconcileSchedule`` or ``ScaleSchedule``;
+* ``scheduling_algorithm_duration_seconds{schedule_step}`` — ``Filter``, ``Score``,
+  ``Select`` and ``AssignReplicas`` of a run;
+* ``queue_incoming_bindings_total{event}`` — bindings queued, by why (``BindingAdd``,
+  ``BindingUpdate``, ``ClusterChanged``, ``ScheduleAttemptFailure``);
+* ``framework_extension_point_duration_seconds{extension_point, result}`` and
+  ``plugin_execution_duration_seconds{plugin, extension_point, result}`` — the filter
+  and score plugins; a plugin's verdicts are computed once per snapshot for all its
+  clusters (see :mod:`~fleetkeeper.scheduler.framework`), and that sweep is what is timed.
+
+Times are intervals of a :data:`Timer` — the scheduler's injected clock — and a scheduler
+made without one (the what-if CLI) observes no durations. Children are bound once per
+label set and kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from prometheus_client import Counter, Histogram
+
+from fleetkeeper.runtime.karmada_metrics import child
+
+#: a monotonic reading in seconds (the injected clock's)
+Timer = Callable[[], float]
+
+SCHEDULED, ERROR = "scheduled", "error"
+RECONCILE_SCHEDULE, SCALE_SCHEDULE = "ReconcileSchedule", "ScaleSchedule"
+FILTER, SCORE, SELECT, ASSIGN = "Filter", "Score", "Select", "AssignReplicas"
+BINDING_ADD, BINDING_UPDATE, CLUSTER_CHANGED, ATTEMPT_FAILURE = (
+    "BindingAdd", "BindingUpdate", "ClusterChanged", "ScheduleAttemptFailure")
+PREFIX = "karmada_scheduler_"
+
+ATTEMPTS = Counter(PREFIX + "schedule_attempts_total",
+                   "Number of attempts to schedule a ResourceBinding or ClusterResourceBinding",
+                   ["result", "schedule_type"])
+E2E_SECONDS = Histogram(PREFIX + "e2e_scheduling_duration_seconds", "E2e scheduling latency in seconds",
+                        ["result", "schedule_type"], buckets=tuple(0.001 * 2 ** n for n in range(15)))
+ALGORITHM_SECONDS = Histogram(PREFIX + "scheduling_algorithm_duration_seconds",
+                              "Scheduling algorithm latency in seconds(exclude scale scheduler)",
+                              ["schedule_step"], buckets=tuple(0.001 * 2 ** n for n in range(15)))
+INCOMING = Counter(PREFIX + "queue_incoming_bindings_total",
+                   "Number of ResourceBinding and ClusterResourceBinding objects added to scheduling queues "
+                   "by event type.", ["event"])
+EXTENSION_POINT_SECONDS = Histogram(PREFIX + "framework_extension_point_duration_seconds",
+                                    "Latency for running all plugins of a specific extension point.",
+                                    ["extension_point", "result"],
+                                    buckets=tuple(0.0001 * 2 ** n for n in range(12)))
+PLUGIN_SECONDS = Histogram(PREFIX + "plugin_execution_duration_seconds",
+                           "Duration for running a plugin at a specific extension point.",
+                           ["plugin", "extension_point", "result"],
+                           buckets=tuple(0.00001 * 1.5 ** n for n in range(20)))
+
+def attempt(schedule_type: str, seconds: float, *, failed: bool) -> None:
+    """One scheduling run of a binding."""
+    result = ERROR if failed else SCHEDULED
+    child(ATTEMPTS, result, schedule_type).inc()
+    child(E2E_SECONDS, result, schedule_type).observe(seconds)
+
+
+def step(name: str, seconds: float) -> None:
+    """One step of the algorithm."""
+    child(ALGORITHM_SECONDS, name).observe(seconds)
+
+
+def incoming(event: str) -> None:
+    """A binding queued for scheduling, and why."""
+    child(INCOMING, event).inc()
+
+
+__all__ = [
+    "ALGORITHM_SECONDS", "ASSIGN", "ATTEMPTS", "ATTEMPT_FAILURE", "BINDING_ADD", "BINDING_UPDATE",
+    "CLUSTER_CHANGED", "E2E_SECONDS", "ERROR", "EXTENSION_POINT_SECONDS", "FILTER", "INCOMING",
+    "PLUGIN_SECONDS", "RECONCILE_SCHEDULE", "SCALE_SCHEDULE", "SCHEDULED", "SCORE", "SELECT", "Timer",
+    "attempt", "incoming", "step",
+]
