@@ -56,6 +56,9 @@ def test_settings_override_defaults_by_camel_case_name() -> None:
             {"clusterFailureThreshold": "soon"}, "settings.clusterFailureThreshold", id="bad duration"
         ),
         pytest.param({"concurrentSyncs": -1}, "non-negative integer", id="negative workers"),
+        pytest.param({"skippedPropagatingNamespaces": "kube-.*,team-("},
+                     r"settings.skippedPropagatingNamespaces: 'team-\(' is not a regular expression",
+                     id="a skipped-namespace pattern that does not compile"),
     ],
 )
 def test_settings_errors_name_the_field(settings: dict[str, object], message: str) -> None:

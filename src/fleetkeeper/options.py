@@ -101,6 +101,10 @@ class Options:
     leader_elect_lease_duration: float = 15.0
     leader_elect_renew_deadline: float = 10.0
     leader_elect_retry_period: float = 2.0
+    # namespaces
+    #: comma-separated regular expressions (each matching a whole name) of the namespaces that are
+    #: not propagated to the members (Karmada's ``--skipped-propagating-namespaces``)
+    skipped_propagating_namespaces: str = "kube-.*"
 
     def replace(self, **changes: Any) -> Options:
         return dataclasses.replace(self, **changes)
@@ -142,10 +146,34 @@ def options_from_settings(settings: dict[str, Any], *, path: str = "settings") -
             else:
                 if not isinstance(value, str):
                     raise ValueError(f"expected a string, got {value!r}")
+                if fld.name == "skipped_propagating_namespaces":
+                    namespace_patterns(value)
                 changes[fld.name] = value
         except ValueError as exc:
             raise ValueError(f"{path}.{key}: {exc}") from None
     return Options(**changes)
+
+
+#: bounds on ``skipped_propagating_namespaces``: how many patterns, and how long each
+MAX_NAMESPACE_PATTERNS, MAX_NAMESPACE_PATTERN_LENGTH = 100, 253
+
+
+def namespace_patterns(value: str) -> tuple[re.Pattern[str], ...]:
+    """The regular expressions of a comma-separated list (empty items ignored), each to match
+    a whole namespace name; ValueError names the one that does not compile or is too long."""
+    items = [item.strip() for item in value.split(",") if item.strip()]
+    if len(items) > MAX_NAMESPACE_PATTERNS:
+        raise ValueError(f"at most {MAX_NAMESPACE_PATTERNS} patterns, got {len(items)}")
+    patterns = []
+    for item in items:
+        if len(item) > MAX_NAMESPACE_PATTERN_LENGTH:
+            raise ValueError(f"a pattern may be at most {MAX_NAMESPACE_PATTERN_LENGTH} characters, "
+                             f"got {len(item)}")
+        try:
+            patterns.append(re.compile(item))
+        except re.error as exc:
+            raise ValueError(f"{item!r} is not a regular expression: {exc}") from None
+    return tuple(patterns)
 
 
 def _float_setting(name: str, value: Any) -> float:
@@ -161,4 +189,5 @@ def _float_setting(name: str, value: Any) -> float:
     return parse_duration(value)
 
 
-__all__ = ["Options", "camel", "format_duration", "options_from_settings", "parse_duration"]
+__all__ = ["Options", "camel", "format_duration", "namespace_patterns", "options_from_settings",
+           "parse_duration"]

@@ -147,3 +147,23 @@ def test_parse_workloads_reads_what_the_command_writes() -> None:
     assert [w.to_dict() for w in fault.parse_workloads(value) or []] == json.loads(value)
     assert fault.parse_workloads("[]") == []
     assert fault.parse_workloads("not json") is None
+
+
+def test_a_removed_annotation_undoes_what_it_did_and_only_that() -> None:
+    """Undoing a drill removes its annotation: the member comes back up, its DNS answers and
+    its workloads stop crash-looping; the node count, never undone by a drill, stays."""
+    async def main(member: SimulatedCluster, clock: VirtualClock) -> None:
+        await member.apply(WEB)
+        drilled = {fault.API_ANNOTATION: "down", fault.DNS_ANNOTATION: "down",
+                   fault.CRASHED_ANNOTATION: crashed("web"), fault.NODES_ANNOTATION: "1"}
+        fault.apply_faults(cluster(drilled), member)
+        assert (member.state, member.dns_ok, member.crashed, member.node_count) == (
+            ApiState.DOWN, False, frozenset({WEB_KEY}), 1)
+        fault.apply_faults(cluster({}), member)
+        assert (member.state, member.dns_ok, member.crashed, member.node_count) == (
+            ApiState.UP, True, frozenset(), 1)
+        member.down()  # not a drill's doing: a Cluster without annotations leaves it alone
+        fault.apply_faults(cluster({}), member)
+        assert member.state is ApiState.DOWN
+
+    on_cluster(main)

@@ -5,7 +5,9 @@ Secret, a rotated token, a black hole, discovery of kinds.
 
 One member-sim process serves the tests of this module (starting one costs ~2 s); each
 conformance body gets a fresh client, the member is brought back up after it, and the
-conformance namespace is deleted, so every body starts from an empty namespace.
+conformance namespace is created before each body and deleted after it, so every body
+starts from an empty namespace. Like a real cluster, member-sim has no namespace the
+client did not create: an object of another namespace is refused.
 """
 
 from __future__ import annotations
@@ -56,6 +58,10 @@ def run(main: Callable[[], Awaitable[T]]) -> T:
     return asyncio.run(bounded_main())
 
 
+def namespace(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+
+
 class TestKubernetesMember(MemberConformance):
     @pytest.fixture(autouse=True)
     def _member_sim(self, sim: MemberSim) -> None:
@@ -65,6 +71,7 @@ class TestKubernetesMember(MemberConformance):
         async def main() -> None:
             member = KubernetesMember.from_kubeconfig(self.sim.kubeconfig, name="conformance")
             try:
+                await member.apply(namespace(NAMESPACE))
                 await body(member, SystemClock())
             finally:
                 self.sim.set_state("up")
@@ -251,6 +258,7 @@ def test_a_watch_told_410_lists_again_and_reports_only_the_difference(sim: Membe
         member = KubernetesMember.from_kubeconfig(sim.kubeconfig)
         stream = member.watch("v1", "ConfigMap", label_selector="relist=yes")
         try:
+            await member.apply(namespace("relist"))
             for name in ("a", "b", "unchanged"):
                 await member.apply(labelled(name))
             seen = [(e.type, e.object["metadata"]["name"]) for e in [await anext(stream) for _ in range(3)]]
@@ -267,6 +275,27 @@ def test_a_watch_told_410_lists_again_and_reports_only_the_difference(sim: Membe
             await member.close()
 
     assert run(main) == [("MODIFIED", "a", "changed"), ("ADDED", "c", "v"), ("DELETED", "b", "v")]
+
+
+def test_an_object_of_a_namespace_the_member_lacks_is_refused_until_the_namespace_exists(
+        sim: MemberSim) -> None:
+    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "v"},
+                  "metadata": {"name": "early", "namespace": "not-yet"}}
+
+    async def main() -> None:
+        member = KubernetesMember.from_kubeconfig(sim.kubeconfig)
+        try:
+            with pytest.raises(errors.NotFound, match='namespaces "not-yet" not found') as refused:
+                await member.apply(config_map)
+            assert (refused.value.kind, refused.value.name) == ("namespaces", "not-yet")
+            assert await member.get(ObjectRef("v1", "Namespace", "", "not-yet")) is None
+            await member.apply(namespace("not-yet"))
+            assert (await member.apply(config_map))["metadata"]["namespace"] == "not-yet"
+        finally:
+            await member.delete(ObjectRef("v1", "Namespace", "", "not-yet"))
+            await member.close()
+
+    run(main)
 
 
 # ----------------------------------------------------------------------------- kinds and summary
@@ -318,6 +347,7 @@ def test_the_summary_counts_nodes_and_pod_requests(sim: MemberSim) -> None:
     async def main() -> None:
         member = KubernetesMember.from_kubeconfig(sim.kubeconfig)
         try:
+            await member.apply(namespace(NAMESPACE))
             await member.apply(deployment)
             summary = await member.summary()
             assert summary.node_summary == {"totalNum": 3, "readyNum": 3}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from fleetkeeper import errors
 from fleetkeeper.clock import Clock, VirtualClock
 from fleetkeeper.members import open_member
 from fleetkeeper.members.interface import Member
@@ -98,5 +99,24 @@ def test_a_fleet_refuses_a_second_cluster_of_the_same_name_and_lists_in_name_ord
         assert [c.name for c in fleet] == ["member1", "member2"] == fleet.names()
         with pytest.raises(KeyError, match="member3"):
             fleet["member3"]
+
+    clock.run(main())
+
+
+def test_a_cluster_standing_for_a_real_one_refuses_objects_of_a_namespace_it_lacks() -> None:
+    clock = VirtualClock()
+    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "prod"}}
+
+    async def main() -> None:
+        strict = SimulatedCluster("strict", clock=clock, create_namespaces=False)
+        with pytest.raises(errors.NotFound, match='namespaces "prod" not found') as refused:
+            await strict.apply(config_map)
+        assert (refused.value.kind, refused.value.name) == ("namespaces", "prod")
+        await strict.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "prod"}})
+        assert (await strict.apply(config_map))["metadata"]["namespace"] == "prod"
+        await strict.apply({**config_map, "metadata": {"name": "d", "namespace": "default"}})  # always there
+
+        lenient = SimulatedCluster("lenient", clock=clock)  # in-process stories: the namespace is made
+        assert (await lenient.apply(config_map))["metadata"]["namespace"] == "prod"
 
     clock.run(main())

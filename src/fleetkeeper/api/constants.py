@@ -56,6 +56,8 @@ DEPENDED_BY_LABEL_PREFIX: Final = "resourcebinding.karmada.io/depended-by-"
 DELETION_PROTECTION_LABEL: Final = "resourcetemplate.karmada.io/deletion-protected"
 DELETION_PROTECTION_ALWAYS: Final = "Always"
 RETAIN_REPLICAS_LABEL: Final = "resourcetemplate.karmada.io/retain-replicas"
+#: a Namespace labelled with it (value ``"true"``) is not propagated to the members
+NAMESPACE_SKIP_AUTO_PROPAGATION_LABEL: Final = "namespace.karmada.io/skip-auto-propagation"
 
 # --- annotations ----------------------------------------------------------------------------------
 PP_NAMESPACE_ANNOTATION: Final = "propagationpolicy.karmada.io/namespace"

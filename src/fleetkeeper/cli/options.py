@@ -60,6 +60,9 @@ HELP: dict[str, str] = {
     "leader_elect_lease_duration": "leader election: lease duration",
     "leader_elect_renew_deadline": "leader election: renew deadline",
     "leader_elect_retry_period": "leader election: retry period",
+    "skipped_propagating_namespaces": "comma-separated regular expressions of namespaces not propagated "
+                                      "to the members (default, karmada-system, karmada-cluster and "
+                                      "karmada-es-* never are)",
 }
 #: float fields that are plain numbers, not durations
 NUMBERS = frozenset({"resource_eviction_rate", "eviction_circuit_breaker_threshold",

@@ -54,6 +54,7 @@ from fleetkeeper.controllers import (
     fleet_metrics,
     graceful_eviction,
     multicluster_ingress,
+    namespace_sync,
     namespaces,
     policy_ids,
     remedy,
@@ -101,6 +102,7 @@ SPECS: tuple[ControllerSpec, ...] = (
     multicluster_ingress.SPEC,
     fleet_metrics.SPEC,
     namespaces.SPEC,
+    namespace_sync.SPEC,
     # simulated members only: their DNS, the per-node service-name-resolution detectors
     # (like Karmada's example DaemonSet) and their Services' HTTP endpoints
     member_addons.SPEC,

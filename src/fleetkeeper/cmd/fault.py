@@ -9,21 +9,25 @@ kubeconfig names). Action names are the scenario actions' (docs/scenario-format.
     fleetkeeper fault clusterDown member1        # faults.fleetkeeper.io/api: down (refused)
     fleetkeeper fault clusterBlackhole member1   # faults.fleetkeeper.io/api: blackhole (timeouts)
     fleetkeeper fault clusterUnhealthy member1   # faults.fleetkeeper.io/api: unhealthy (/readyz 500)
-    fleetkeeper fault clusterUp member1          # faults.fleetkeeper.io/api: up
+    fleetkeeper fault clusterUp member1          # removes faults.fleetkeeper.io/api
     fleetkeeper fault setNodes member1 --nodes 1 # faults.fleetkeeper.io/nodes: "1"
     fleetkeeper fault crashWorkload member1 deployment/nginx [-n default]
     fleetkeeper fault healWorkload member1 deployment/nginx
                                                  # faults.fleetkeeper.io/crashed-workloads: JSON list
+                                                 # (removed when the last one is healed)
     fleetkeeper fault dnsDown member1            # faults.fleetkeeper.io/dns: down
-    fleetkeeper fault dnsUp member1              # faults.fleetkeeper.io/dns: up
+    fleetkeeper fault dnsUp member1              # removes faults.fleetkeeper.io/dns
 
 The simulated member's add-ons (:mod:`fleetkeeper.cmd.detector`) apply them whenever
 the Cluster changes — level-triggered: each annotation says what that part of the
 member is now (its API, its node count, which workloads crash-loop, its DNS), so a
-drill survives a restart of ``fleetkeeper up``. While an annotation is absent that part
-of the member is left alone, so scenario actions and annotations never fight. A value
-that cannot be read is ignored (and logged once). A member that is not simulated
-ignores the annotations; the command says so. ``agentDown``/``agentUp`` have no
+drill survives a restart of ``fleetkeeper up``. Undoing a fault removes its annotation, so
+a Cluster carries only the drills in force; the member side then undoes what that
+annotation had done (and only that: while an annotation is absent that part of the
+member is otherwise left alone, so scenario actions and annotations never fight). A
+value that cannot be read is ignored (and logged once). Only simulated members take
+drills: on any other member (``kube://…``) the command refuses, writing nothing, and
+exits 1. ``agentDown``/``agentUp`` have no
 annotation: a Pull agent is a process of its own (``fleetkeeper agent``), stopped and
 started as such.
 """
@@ -31,6 +35,7 @@ started as such.
 from __future__ import annotations
 
 import json
+import weakref
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -41,21 +46,22 @@ from fleetkeeper import errors
 from fleetkeeper.api import constants
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.cli import connect, kinds
-from fleetkeeper.members.simulated import SimulatedCluster
+from fleetkeeper.members.simulated import ApiState, SimulatedCluster
 from fleetkeeper.members.simulated.objects import ObjectKey, group_of
 
 API_ANNOTATION = f"{constants.FAULT_ANNOTATION_PREFIX}api"
 NODES_ANNOTATION = f"{constants.FAULT_ANNOTATION_PREFIX}nodes"
 CRASHED_ANNOTATION = f"{constants.FAULT_ANNOTATION_PREFIX}crashed-workloads"
 DNS_ANNOTATION = f"{constants.FAULT_ANNOTATION_PREFIX}dns"
-#: action → (annotation, value) for the actions that set one value
-ACTIONS: dict[str, tuple[str, str]] = {
+#: action → (annotation, value) for the actions that set one value; None: the action undoes
+#: a fault, removing its annotation
+ACTIONS: dict[str, tuple[str, str | None]] = {
     "clusterDown": (API_ANNOTATION, "down"),
     "clusterBlackhole": (API_ANNOTATION, "blackhole"),
     "clusterUnhealthy": (API_ANNOTATION, "unhealthy"),
-    "clusterUp": (API_ANNOTATION, "up"),
+    "clusterUp": (API_ANNOTATION, None),
     "dnsDown": (DNS_ANNOTATION, "down"),
-    "dnsUp": (DNS_ANNOTATION, "up"),
+    "dnsUp": (DNS_ANNOTATION, None),
 }
 SET_NODES = "setNodes"
 CRASH, HEAL = "crashWorkload", "healWorkload"
@@ -72,6 +78,8 @@ CONFLICT_RETRIES = 5
 _log = structlog.get_logger("fleetkeeper.fault")
 #: (cluster, annotation, value) already reported as unreadable
 _reported: set[tuple[str, str, str]] = set()
+#: per member, the annotations whose faults it has taken (undone when the annotation goes)
+_taken: weakref.WeakKeyDictionary[SimulatedCluster, set[str]] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +101,10 @@ class Workload:
 # --------------------------------------------------------------------------- the member side
 def apply_faults(cluster: Cluster, member: SimulatedCluster) -> None:
     """Make ``member`` match the faults annotated on ``cluster`` (an absent annotation: that
-    part is left alone; an unreadable one is ignored and logged once)."""
+    part is left alone, unless the annotation was there before, when what it did is undone;
+    an unreadable one is ignored and logged once)."""
     annotations = cluster.annotations()
+    _undo_removed(annotations, member)
     api = annotations.get(API_ANNOTATION)
     if api is not None:
         _apply_api(cluster.name, api, member)
@@ -124,6 +134,22 @@ def apply_faults(cluster: Cluster, member: SimulatedCluster) -> None:
         member.dns_up()
     elif dns is not None and dns not in ("down", "up"):
         _unreadable(cluster.name, DNS_ANNOTATION, dns, "down or up")
+
+
+def _undo_removed(annotations: dict[str, str], member: SimulatedCluster) -> None:
+    """Undo the faults of the annotations this member took that are gone (``clusterUp``,
+    ``dnsUp``, the last ``healWorkload``); remember the ones present."""
+    taken = _taken.setdefault(member, set())
+    for annotation in sorted(taken - annotations.keys()):
+        if annotation == API_ANNOTATION and member.state is not ApiState.UP:
+            member.up()
+        elif annotation == DNS_ANNOTATION and not member.dns_ok:
+            member.dns_up()
+        elif annotation == CRASHED_ANNOTATION:
+            for key in sorted(member.crashed):
+                member.heal(key)
+    taken.intersection_update(annotations.keys())
+    taken.update(a for a in (API_ANNOTATION, DNS_ANNOTATION, CRASHED_ANNOTATION) if a in annotations)
 
 
 def _apply_api(cluster: str, value: str, member: SimulatedCluster) -> None:
@@ -214,30 +240,34 @@ def _check(action: str, workload: str | None, nodes: int | None) -> None:
 
 
 async def _set_crashed(session: connect.Session, cluster: str, workload: Workload, crash: bool) -> str:
-    """Add ``workload`` to (or remove it from) the cluster's crashed list; the new value."""
+    """Add ``workload`` to (or remove it from) the cluster's crashed list; the new value (the
+    annotation is removed with the last one)."""
     for _ in range(CONFLICT_RETRIES):
-        current = await session.client.get(Cluster, cluster)
+        current = _simulated(await session.client.get(Cluster, cluster))
         listed = parse_workloads(current.annotations().get(CRASHED_ANNOTATION, "[]")) or []
         keep = [w for w in listed if w.key != workload.key]
         wanted = sorted([*keep, workload] if crash else keep, key=lambda w: w.key)
         value = json.dumps([w.to_dict() for w in wanted], separators=(",", ":"))
         patch: dict[str, Any] = {"metadata": {"resourceVersion": current.metadata.resource_version,
-                                              "annotations": {CRASHED_ANNOTATION: value}}}
+                                              "annotations": {CRASHED_ANNOTATION: value if wanted else None}}}
         try:
             await session.client.patch(Cluster, cluster, patch=patch, patch_type="merge")
         except errors.Conflict:
             continue
-        _warn_if_not_simulated(current)
         return value
     raise connect.Failed(f"cluster/{cluster}: changed {CONFLICT_RETRIES} times while being annotated; "
                          "try again")
 
 
-def _warn_if_not_simulated(cluster: Cluster) -> None:
+def _simulated(cluster: Cluster) -> Cluster:
+    """``cluster``, if it is a simulated member; a member that is not would record the fault
+    with nothing acting on it, so the drill is refused (exit 1) before anything is written."""
     endpoint = cluster.spec.api_endpoint or ""
     if not endpoint.startswith("simulated://"):
-        typer.echo(f"warning: cluster/{cluster.name} is not a simulated member (apiEndpoint "
-                   f"{endpoint or 'none'}): the fault is recorded, but nothing acts on it", err=True)
+        raise connect.Failed(f"cluster/{cluster.name} is not a simulated member (apiEndpoint "
+                             f"{endpoint or 'none'}): fault drills act only on the simulated members "
+                             "of `fleetkeeper up`; nothing was written")
+    return cluster
 
 
 def fault(
@@ -261,17 +291,19 @@ def fault(
     _check(action, workload, nodes)
     target = _workload(workload, namespace) if workload is not None else None
 
-    async def act(session: connect.Session) -> str:
+    async def act(session: connect.Session) -> tuple[str, str | None]:
         if target is not None:
-            return f"{CRASHED_ANNOTATION}={await _set_crashed(session, cluster, target, action == CRASH)}"
+            crashed = await _set_crashed(session, cluster, target, action == CRASH)
+            return CRASHED_ANNOTATION, crashed if crashed != "[]" else None
         annotation, value = (NODES_ANNOTATION, str(nodes)) if action == SET_NODES else ACTIONS[action]
+        _simulated(await session.client.get(Cluster, cluster))
         patch = {"metadata": {"annotations": {annotation: value}}}
-        patched = await session.client.patch(Cluster, cluster, patch=patch, patch_type="merge")
-        _warn_if_not_simulated(patched)
-        return f"{annotation}={value}"
+        await session.client.patch(Cluster, cluster, patch=patch, patch_type="merge")
+        return annotation, value
 
-    recorded = connect.run(kubeconfig, act)
-    typer.echo(f"cluster/{cluster} {action} (annotated {recorded})")
+    annotation, value = connect.run(kubeconfig, act)
+    done = f"annotated {annotation}={value}" if value is not None else f"removed {annotation}"
+    typer.echo(f"cluster/{cluster} {action} ({done})")
 
 
 __all__ = ["ACTIONS", "API_ANNOTATION", "CRASHED_ANNOTATION", "DNS_ANNOTATION", "NODES_ANNOTATION",

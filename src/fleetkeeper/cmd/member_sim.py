@@ -23,6 +23,10 @@ while the member's own address refuses or swallows connections — ``POST /admin
 ``{"count": N}``, ``POST /admin/compact`` (resuming watches get 410) — with the same
 token. The cluster lives in memory: a restart comes back empty. Ctrl-C or SIGTERM
 stops it.
+
+Like a real cluster it has only ``default``, ``kube-system``, ``kube-public`` and
+``kube-node-lease`` at first, and refuses an object of any other namespace until that
+namespace is created (the control plane's namespace sync creates the ones it propagates).
 """
 
 from __future__ import annotations
@@ -89,7 +93,8 @@ def read_or_create_token(path: Path) -> str:
 async def serve(setup: Setup) -> None:
     """Serve the member until SIGINT/SIGTERM (see the module notes)."""
     cluster = SimulatedCluster(setup.name, clock=SystemClock(), nodes=setup.nodes,
-                               pod_startup=setup.pod_startup, kubernetes_version=setup.kubernetes_version)
+                               pod_startup=setup.pod_startup, kubernetes_version=setup.kubernetes_version,
+                               create_namespaces=False)
     inner, admin = bind("127.0.0.1", 0), bind(setup.host, setup.admin_port)
     door = FrontDoor(setup.host, setup.port, inner.getsockname()[:2])
     app = MemberServer(cluster, token=setup.token, admin_port=admin.getsockname()[1], door=door)

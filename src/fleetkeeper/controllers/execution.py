@@ -24,7 +24,9 @@ member object's spec are not watched: they are corrected the next time the Work 
 * otherwise apply each manifest (server-side apply, field manager ``fleetkeeper``),
   honouring conflict resolution and the kind's Retain rule, and record
   ``Applied=True/AppliedSuccessful`` or ``False/AppliedFailed`` with ``SyncSucceed`` /
-  ``SyncFailed`` events.
+  ``SyncFailed`` events. A manifest whose namespace the member does not have yet waits
+  for it: the Work is looked at again when that namespace's own Work is applied to the
+  member (or after ``cluster_status_update_frequency``), not retried with backoff.
 
 Every member call is bounded by ``options.cluster_probe_timeout``: a black-holed member
 costs one worker that long, never the other clusters. Member errors (unreachable,
@@ -100,6 +102,8 @@ class Execution:
         self._last: dict[str, tuple[str, dict[int, dict[str, Any]]]] = {}
         self._objects = ctx.member_objects
         self._keys = keys
+        #: (cluster, namespace) → the Works waiting for that namespace to exist in the member
+        self._waiting: dict[tuple[str, str], set[Request]] = {}
         self._clusters.add_handler(FuncHandler(self._cluster_changed))
         self._objects.subscribe(self._member_changed)
 
@@ -147,13 +151,15 @@ class Execution:
             return Result()
         started = self._ctx.clock.monotonic()
         try:
-            applied, refused = await self._apply(work, cluster)
+            applied, refused, waiting = await self._apply(work, cluster)
         except Exception:
             km.child(km.SYNC_WORKLOAD_SECONDS, km.ERROR).observe(self._ctx.clock.monotonic() - started)
             raise
         km.child(km.SYNC_WORKLOAD_SECONDS, km.result_of(applied.status != "True")).observe(
             self._ctx.clock.monotonic() - started)
         await self._write_status(work, dispatching, applied)
+        if waiting is not None and applied.status != "True":
+            return Result(requeue_after=self._ctx.options.cluster_status_update_frequency)
         if refused:  # the member refused the manifests as they are: the Work must change first
             raise errors.TerminalError(applied.message)
         if applied.status != "True":
@@ -169,20 +175,27 @@ class Execution:
         with awaiting_io():
             return await bounded(call, self._ctx.options.cluster_probe_timeout, member.name)
 
-    async def _apply(self, work: Work, cluster: Cluster) -> tuple[Condition, bool]:
-        """Apply every manifest: the ``Applied`` condition, and whether every failure was the
-        member refusing a manifest as invalid (which no retry of the same Work can mend)."""
+    async def _apply(self, work: Work, cluster: Cluster) -> tuple[Condition, bool, str | None]:
+        """Apply every manifest: the ``Applied`` condition, whether every failure was the
+        member refusing a manifest as invalid (which no retry of the same Work can mend), and
+        a namespace the member lacks for one of them."""
         member = self._member(cluster)
         manifests = work.spec.workload.manifests or []
         problems: list[str] = []
         refusals = 0
         changed = False
+        waiting = None
         for ordinal, manifest in enumerate(manifests):
             try:
                 changed |= await self._apply_one(member, work, ordinal, manifest)
             except (errors.MemberError, Busy):
                 raise  # transient: the whole Work is retried, nothing is reported about the manifest
             except errors.FleetkeeperError as exc:
+                missing = rules.missing_namespace(exc, manifest)
+                if missing is not None:  # at once: its namespace may be applied while we record this
+                    waiting = missing
+                    waiters = self._waiting.setdefault((cluster.name, missing), set())
+                    waiters.add(Request(work.namespace, work.name))
                 problems.append(str(exc))
                 refusals += isinstance(exc, errors.Invalid | errors.BadRequest)
                 await self._recorder.event(manifest_stub(manifest), "Warning", constants.EVENT_SYNC_FAILED,
@@ -193,7 +206,7 @@ class Execution:
         elif changed:
             await self._recorder.event(work, "Normal", constants.EVENT_SYNC_SUCCEED,
                                        "Successfully applied resource to cluster " + cluster.name)
-        return condition, bool(problems) and refusals == len(problems)
+        return condition, bool(problems) and refusals == len(problems), waiting
 
     async def _apply_one(self, member: Member, work: Work, ordinal: int, manifest: dict[str, Any]) -> bool:
         """Apply one manifest; whether the member was written."""
@@ -227,6 +240,9 @@ class Execution:
         cluster = self._clusters.get(member.name)
         endpoint = cluster.spec.api_endpoint if cluster is not None else None
         self._objects.ensure(member.name, endpoint, ref.api_version, ref.kind)  # to see it deleted
+        if ref.kind == "Namespace" and ref.api_version == "v1":  # what waited for it may go on
+            for waiter in self._waiting.pop((member.name, ref.name), ()):
+                self._keys.enqueue(waiter)
         return True
 
     async def _write_status(self, work: Work, dispatching: Condition, applied: Condition | None) -> None:

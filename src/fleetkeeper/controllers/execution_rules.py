@@ -15,6 +15,9 @@
   the member object already holds the manifest and the manifest is the one last
   applied (a changed manifest is always applied: server-side apply then also removes
   what the new manifest no longer sets).
+* **A missing namespace.** A member refuses an object of a namespace it does not have
+  (``namespaces "prod" not found``), as any Kubernetes API does; the Work then *waits*
+  for the namespace — the namespace sync propagates it — instead of backing off.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import enum
 from collections.abc import Mapping
 from typing import Any
 
+from fleetkeeper import errors
 from fleetkeeper.api import constants
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.conditions import is_condition_true
@@ -63,6 +67,15 @@ def applied_condition(ok: int, total: int, problems: list[str]) -> Condition:
     return Condition(type=constants.COND_WORK_APPLIED, status="False",
                      reason=constants.REASON_WORK_APPLIED_FAILED,
                      message=f"Failed to apply all manifests ({ok}/{total}): {'; '.join(problems)}")
+
+
+def missing_namespace(error: Exception, manifest: Obj) -> str | None:
+    """The namespace ``error`` says the member lacks for ``manifest``'s object, or None."""
+    namespace = (manifest.get("metadata") or {}).get("namespace")
+    if (isinstance(error, errors.NotFound) and namespace and error.kind == "namespaces"
+            and error.name == namespace):
+        return str(namespace)
+    return None
 
 
 def cluster_ready(cluster: Cluster) -> bool:
@@ -139,6 +152,6 @@ def needs_apply(desired: Obj, observed: Obj | None, last_applied: Obj | None) ->
 
 __all__ = [
     "STRIPPED_ANNOTATIONS", "STRIPPED_LABELS", "Cleanup", "applied_condition", "cleanup_action",
-    "cluster_ready", "conflict_problem", "contains", "dispatching_condition", "is_managed", "needs_apply",
-    "ref_of", "stripped",
+    "cluster_ready", "conflict_problem", "contains", "dispatching_condition", "is_managed",
+    "missing_namespace", "needs_apply", "ref_of", "stripped",
 ]

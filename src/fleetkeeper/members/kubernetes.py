@@ -6,7 +6,9 @@ member's discovery (``kubernetes_discovery.py``, cached). What each call does:
 
 * ``apply`` — server-side apply (``PATCH`` ``application/apply-patch+yaml``, field
   manager ``fleetkeeper``, ``force`` by default), without ``status`` (controllers in
-  the member own it). Like the simulated member, it creates a missing namespace first;
+  the member own it). An object of a namespace the member does not have is refused by
+  the member (NotFound ``namespaces "NAME" not found``), as it is: the control plane's
+  namespace sync creates the namespaces, and a Work waits for its namespace;
 * ``get`` / ``delete`` — ``None`` / ``False`` when absent (or the kind is not served);
   deletion propagates in the background, as ``kubectl delete`` does;
 * ``list`` — all namespaces unless one is given, sorted by namespace and name;
@@ -234,22 +236,9 @@ class KubernetesMember:
             else:
                 meta.pop("namespace", None)
             body["metadata"] = meta
-            obj = resource.cls(body)
-            try:
-                with translated(self._name):
-                    live = await conn.objects.apply(obj, field_manager=field_manager, force=force)
-            except errors.NotFound as exc:
-                if not (exc.kind == "namespaces" and exc.name == meta.get("namespace")):
-                    raise
-                await self._create_namespace(conn, str(meta["namespace"]), field_manager)
+            with translated(self._name):
                 live = await conn.objects.apply(resource.cls(body), field_manager=field_manager, force=force)
             return _plain(live)
-
-    async def _create_namespace(self, conn: Connection, namespace: str, field_manager: str) -> None:
-        resource = await self._resource(conn, "v1", "Namespace")
-        if resource is not None:
-            body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
-            await conn.objects.apply(resource.cls(body), field_manager=field_manager)
 
     async def get(self, ref: ObjectRef) -> dict[str, Any] | None:
         async with self._session() as conn:

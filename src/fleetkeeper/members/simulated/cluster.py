@@ -8,9 +8,11 @@ actions (``down``, ``blackhole``, ``up``, ``unhealthy``, ``set_nodes``,
 they act on the model directly, as the world would, and never fail.
 
 Objects returned to callers are copies: nothing a caller does to them reaches the
-cluster. ``apply`` auto-creates the namespace of a namespaced object (where Kubernetes
-would answer NotFound), which keeps propagation stories short; namespaced kinds applied
-without a namespace go to ``default``.
+cluster. ``apply`` auto-creates the namespace of a namespaced object, which keeps
+propagation stories short — unless ``create_namespaces=False`` (``fleetkeeper member-sim``,
+which stands for a real cluster): then an object of a namespace the cluster does not have
+is refused with NotFound ``namespaces "NAME" not found``, as Kubernetes refuses it.
+Namespaced kinds applied without a namespace go to ``default``.
 
 Everything here must run inside the event loop of the cluster's clock (timers for pod
 startup are scheduled on the running loop).
@@ -56,8 +58,9 @@ class SimulatedCluster:
                  node_resources: dict[str, str | int | float] | None = None, pod_startup: float = 2.0,
                  kubernetes_version: str = "v1.31.0", labels: dict[str, str] | None = None,
                  call_timeout: float | None = 30.0, job_run: float = 10.0,
-                 uid_factory: Callable[[], str] | None = None) -> None:
+                 uid_factory: Callable[[], str] | None = None, create_namespaces: bool = True) -> None:
         self._name = name
+        self.create_namespaces = create_namespaces
         self.clock = clock
         self.kubernetes_version = kubernetes_version
         self.labels: dict[str, str] = dict(labels or {})
@@ -86,7 +89,7 @@ class SimulatedCluster:
         manifest = self._normalize(clone(manifest))
         key = ObjectKey.of(manifest)
         if key.namespace:
-            self._ensure_namespace(key.namespace)
+            self._namespace_for(key.namespace)
         if key.group_kind == POD:
             live = apply_pod(self.engine, manifest, manager=field_manager, force=force)
         else:
@@ -263,6 +266,13 @@ class SimulatedCluster:
         else:
             meta.pop("namespace", None)
         return manifest
+
+    def _namespace_for(self, namespace: str) -> None:
+        """Make sure an object may go into ``namespace``: create it, or refuse as Kubernetes does."""
+        if self.create_namespaces:
+            self._ensure_namespace(namespace)
+        elif self.engine.store.get(ObjectKey("", "Namespace", "", namespace)) is None:
+            raise errors.NotFound(f'namespaces "{namespace}" not found', kind="namespaces", name=namespace)
 
     def _ensure_namespace(self, namespace: str) -> None:
         key = ObjectKey("", "Namespace", "", namespace)
