@@ -109,6 +109,22 @@ def test_taint_changes_are_on_the_timeline() -> None:
     run(body)
 
 
+def test_a_taint_entry_gives_the_ready_reason_as_its_reason_and_the_controller_as_its_component() -> None:
+    async def body(world: World) -> None:
+        await world.client.create(cluster_body("member1"))
+        world.start([cluster.SPEC])
+        await world.settle()
+        await set_ready(world, "member1", "Unknown", reason="ClusterStatusUnknown")
+        await world.settle()
+        rows = [(e.message.split()[2], e.reason, e.component) for e in await world.timeline("member1")
+                if e.action in (tl.TAINT_ADDED, tl.TAINT_REMOVED)]
+        assert sorted(rows) == [("added", "ClusterStatusUnknown", "cluster-controller"),
+                                ("added", "NoReadyCondition", "cluster-controller"),
+                                ("removed", "ClusterStatusUnknown", "cluster-controller")], rows
+
+    run(body)
+
+
 def test_a_pull_cluster_whose_agent_dies_becomes_unknown_after_the_grace_period() -> None:
     async def body(world: World) -> None:
         await world.client.create(cluster_body("member3", mode="Pull"))

@@ -44,6 +44,8 @@ from fleetkeeper.runtime.reconcile import Request, Result
 from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Tier, Watch, concurrent_syncs
 
 NAME = "cluster-controller"
+#: the timeline reason of a taint changed before the cluster has any Ready condition
+NO_READY_CONDITION = "NoReadyCondition"
 #: Karmada's retry interval while a deleted cluster is being cleaned up
 CLEANUP_RETRY = 10.0
 #: a write re-reads and retries this often after a conflict before the key is retried with backoff
@@ -130,12 +132,14 @@ class ClusterReconciler:
                                    f"Taint cluster succeed: {rules.taints_message(written.spec.taints)}")
         ready = conditions.get_condition(written.status.conditions, constants.COND_READY)
         why = f"Ready={ready.status}" if ready is not None else "no Ready condition yet"
+        # the reason is the Ready condition's (the controller is the entry's component)
+        reason = (ready.reason or f"Ready{ready.status}") if ready is not None else NO_READY_CONDITION
         for taint in added:
             await self._recorder.timeline(written, tl.TAINT_ADDED,
-                                          f"taint {rules.taint_text(taint)} added ({why})", reason=NAME)
+                                          f"taint {rules.taint_text(taint)} added ({why})", reason=reason)
         for taint in removed:
             await self._recorder.timeline(written, tl.TAINT_REMOVED,
-                                          f"taint {rules.taint_text(taint)} removed ({why})", reason=NAME)
+                                          f"taint {rules.taint_text(taint)} removed ({why})", reason=reason)
 
     # ---------------------------------------------------------------- deletion
     async def _remove(self, cluster: Cluster) -> Result:
