@@ -82,6 +82,10 @@ class Tokens:
     def revoke_agent(self, cluster: str) -> None:
         self._agents.pop(cluster, None)
 
+    async def revoke(self, cluster: str) -> None:
+        """Revoke the token of ``cluster``'s agent (where the tokens are kept)."""
+        self.revoke_agent(cluster)
+
     def authenticate(self, authorization: str | None) -> User:
         """The caller of a request from its ``Authorization`` header (``ANONYMOUS`` if none)."""
         if not authorization:

@@ -9,6 +9,11 @@ Later starts reuse them; the serving certificate alone is re-issued when it no l
 covers the requested hosts or is within :data:`RENEW_BEFORE` of expiry. Kubeconfigs
 embed the CA (``certificate-authority-data``), so clients verify the server.
 
+Replicas sharing a store share one CA and one serving certificate instead
+(:mod:`fleetkeeper.apiserver.identity` keeps them there); the PEM-level functions
+below (:func:`new_ca`, :func:`issue_serving`, :func:`serving_fits`, :func:`write_tls`)
+are what it uses.
+
 Keys are ECDSA P-256 (small, fast, accepted by Go's TLS stack) and written ``0600``.
 Validity starts an hour before the clock's ``now`` to tolerate skew. Supplying one's
 own files works too: :class:`TLSFiles` just names three paths.
@@ -24,6 +29,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from cryptography import x509
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
@@ -135,6 +141,74 @@ def _is_ip(host: str) -> bool:
     return True
 
 
+# --------------------------------------------------------------------------- PEM, for a shared store
+
+
+@dataclass(frozen=True)
+class KeyPair:
+    """A certificate and its private key, PEM (what a ``kubernetes.io/tls`` Secret holds)."""
+
+    cert: bytes
+    key: bytes
+
+
+def _load_key(pem: bytes) -> ec.EllipticCurvePrivateKey:
+    loaded = serialization.load_pem_private_key(pem, password=None)
+    if not isinstance(loaded, ec.EllipticCurvePrivateKey):
+        raise ValueError("expected an EC private key")
+    return loaded
+
+
+def new_ca(clock: Clock) -> KeyPair:
+    """A fresh CA."""
+    cert, key = _new_ca(clock.now())
+    return KeyPair(cert.public_bytes(serialization.Encoding.PEM), _key_pem(key))
+
+
+def issue_serving(ca: KeyPair, hosts: Sequence[str], *, clock: Clock) -> KeyPair:
+    """A serving certificate signed by ``ca`` for :data:`DEFAULT_HOSTS` and ``hosts``."""
+    all_hosts = tuple(dict.fromkeys((*DEFAULT_HOSTS, *hosts)))
+    cert, key = _new_serving(x509.load_pem_x509_certificate(ca.cert), _load_key(ca.key), all_hosts,
+                             clock.now())
+    return KeyPair(cert.public_bytes(serialization.Encoding.PEM), _key_pem(key))
+
+
+def certificate_hosts(pem: bytes) -> list[str]:
+    """The addresses and names a certificate is valid for (its subject alternative names)."""
+    cert = x509.load_pem_x509_certificate(pem)
+    try:
+        san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return []
+    addresses = [str(v) for v in san.get_values_for_type(x509.IPAddress)]
+    return [*addresses, *san.get_values_for_type(x509.DNSName)]
+
+
+def serving_fits(serving: KeyPair, ca: KeyPair, hosts: Sequence[str], *, clock: Clock) -> bool:
+    """Whether ``serving`` was signed by ``ca``, covers ``hosts`` and is not due for renewal."""
+    cert = x509.load_pem_x509_certificate(serving.cert)
+    authority = x509.load_pem_x509_certificate(ca.cert)
+    if cert.issuer != authority.subject or cert.not_valid_after_utc - RENEW_BEFORE < clock.now():
+        return False
+    try:
+        cert.verify_directly_issued_by(authority)
+    except (ValueError, TypeError, InvalidSignature):
+        return False
+    have = set(certificate_hosts(serving.cert))
+    return {str(ipaddress.ip_address(h)) if _is_ip(h) else h for h in (*DEFAULT_HOSTS, *hosts)} <= have
+
+
+def write_tls(directory: Path, ca_cert: bytes, serving: KeyPair) -> TLSFiles:
+    """Write the CA certificate and the serving pair into ``directory`` (the key ``0600``): what the
+    server loads and kubeconfigs embed."""
+    directory.mkdir(parents=True, exist_ok=True)
+    files = TLSFiles(directory / "ca.crt", directory / "apiserver.crt", directory / "apiserver.key")
+    _write(files.key, serving.key, private=True)
+    _write(files.cert, serving.cert, private=False)
+    _write(files.ca_cert, ca_cert, private=False)
+    return files
+
+
 def ensure_certificates(directory: Path, *, clock: Clock, hosts: Sequence[str] = ()) -> TLSFiles:
     """Create (or reuse) the CA and serving certificate in ``directory``; return their paths."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -162,5 +236,6 @@ def ensure_certificates(directory: Path, *, clock: Clock, hosts: Sequence[str] =
 
 
 __all__ = [
-    "CA_VALIDITY", "DEFAULT_HOSTS", "RENEW_BEFORE", "SERVING_VALIDITY", "TLSFiles", "ensure_certificates",
+    "CA_VALIDITY", "DEFAULT_HOSTS", "RENEW_BEFORE", "SERVING_VALIDITY", "KeyPair", "TLSFiles",
+    "certificate_hosts", "ensure_certificates", "issue_serving", "new_ca", "serving_fits", "write_tls",
 ]

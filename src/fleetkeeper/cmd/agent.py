@@ -28,9 +28,11 @@ Works to ``karmada-es-NAME``, and keeps to itself the records the plane would re
 (timeline entries, Events about a member's copy). When the cluster is not registered
 yet the agent registers it in Pull mode, as Karmada's agent does.
 
-``fleetkeeper token create-agent NAME`` mints (or shows) the agent token in the state
-directory's ``tokens.json`` — a running ``fleetkeeper up`` picks it up without a restart —
-and writes the agent's kubeconfig next to the admin one.
+``fleetkeeper token create-agent NAME`` mints (or shows) the agent token through the
+running plane's API — a Secret in ``karmada-system`` (:mod:`fleetkeeper.apiserver.identity`),
+so every replica accepts it at once — and writes the agent's kubeconfig next to the admin
+one; ``fleetkeeper token revoke NAME`` deletes that Secret, and every replica refuses the
+token from then on.
 """
 
 from __future__ import annotations
@@ -46,13 +48,15 @@ import typer
 
 from fleetkeeper import errors
 from fleetkeeper.api import constants
+from fleetkeeper.api.builtin import Secret
 from fleetkeeper.api.cluster import Cluster, ClusterSpec
 from fleetkeeper.api.core import Event
-from fleetkeeper.api.meta import ObjectMeta, Resource
+from fleetkeeper.api.meta import ObjectMeta, Resource, Unstructured
 from fleetkeeper.api.timeline import TimelineEntry
 from fleetkeeper.api.work import Work
-from fleetkeeper.apiserver import confine
-from fleetkeeper.cli import paths
+from fleetkeeper.apiserver import confine, identity, write_kubeconfig
+from fleetkeeper.apiserver.auth import new_token
+from fleetkeeper.cli import connect, paths
 from fleetkeeper.cli.clusters import cluster_name_problem
 from fleetkeeper.cli.options import with_options
 from fleetkeeper.client.interface import Client, ObjectList, PatchType, WatchEvent
@@ -282,33 +286,64 @@ def agent(
 token_app = typer.Typer(help="Credentials for Pull agents: create-agent, revoke.", no_args_is_help=True)
 
 
+StateDirOption = Annotated[Path | None, typer.Option(
+    help="the state directory of `fleetkeeper up`: its admin kubeconfig reaches the plane, the agent's is "
+         "written there [default: $XDG_STATE_HOME/fleetkeeper or ~/.local/state/fleetkeeper]",
+    show_default=False)]
+
+
+def _admin_kubeconfig(directory: Path) -> Path:
+    admin = directory / paths.KUBECONFIG_FILE
+    if not admin.is_file():
+        parts.fail(f"{directory} holds no control plane (no {paths.KUBECONFIG_FILE}): start `fleetkeeper up` "
+                   "there first, or pass --state-dir", 2)
+    return admin
+
+
+async def _agent_token(session: connect.Session, name: str, *, rotate: bool) -> str:
+    """The token in the Secret of ``name``'s agent, created (or replaced) through the API."""
+    secret_name = identity.agent_secret_name(name)
+    fresh = Secret.from_dict(identity.agent_token_secret(name, new_token()))
+    try:
+        return _token_of(await session.client.create(fresh))
+    except errors.AlreadyExists:
+        current = await session.client.get(Secret, secret_name, identity.NAMESPACE)
+    if not rotate:
+        return _token_of(current)
+    fresh.metadata = current.metadata
+    return _token_of(await session.client.update(fresh))
+
+
+def _token_of(secret: Unstructured) -> str:
+    token = identity.secret_value(secret.to_dict(), "token")
+    if not token:
+        raise connect.Failed(f"secret {identity.NAMESPACE}/{secret.name} holds no token")
+    return token.decode()
+
+
 @token_app.command("create-agent")
 def create_agent(
     name: Annotated[str, typer.Argument(help="the Pull cluster the agent serves", show_default=False)],
-    state_dir: Annotated[Path | None, typer.Option(
-        help="the state directory of `fleetkeeper up` [default: $XDG_STATE_HOME/fleetkeeper or "
-             "~/.local/state/fleetkeeper]", show_default=False)] = None,
+    state_dir: StateDirOption = None,
     rotate: Annotated[bool, typer.Option(help="issue a new token (the old one stops working)")] = False,
 ) -> None:
     """Mint the token of NAME's Pull agent and write STATE_DIR/agent-NAME.kubeconfig."""
-    from fleetkeeper.apiserver import Tokens, write_kubeconfig
-
     directory = (state_dir or paths.default_state_dir()).expanduser()
-    tokens_file, admin = directory / paths.TOKENS_FILE, directory / paths.KUBECONFIG_FILE
-    ca = directory / paths.PKI_DIR / "ca.crt"
-    if not (tokens_file.is_file() and admin.is_file() and ca.is_file()):
-        parts.fail(f"{directory} holds no control plane (no {paths.TOKENS_FILE}, {paths.KUBECONFIG_FILE} and "
-                   f"{paths.PKI_DIR}/ca.crt): start `fleetkeeper up` there first, or pass --state-dir", 2)
+    admin = _admin_kubeconfig(directory)
     problem = cluster_name_problem(name)
     if problem:
         raise typer.BadParameter(f"{name!r}: {problem}", param_hint="NAME")
-    tokens = Tokens.load(tokens_file)
-    token = tokens.agents.get(name)
-    if token is None or rotate:
-        token = tokens.add_agent(name)
-        tokens.save(tokens_file)
-    path = write_kubeconfig(directory / paths.agent_kubeconfig_name(name), read_kubeconfig(admin).server,
-                            ca.read_bytes(), token, namespace=constants.LEASE_NAMESPACE, user=f"agent-{name}")
+
+    async def mint(session: connect.Session) -> str:
+        return await _agent_token(session, name, rotate=rotate)
+
+    token = connect.run(admin, mint)
+    creds = read_kubeconfig(admin)
+    if creds.ca_pem is None:
+        parts.fail(f"{admin}: the cluster has no certificate-authority-data", 2)
+    plane = identity.plane_name(creds.ca_pem)
+    path = write_kubeconfig(directory / paths.agent_kubeconfig_name(name), creds.server, creds.ca_pem, token,
+                            name=plane, namespace=constants.LEASE_NAMESPACE, user=f"{plane}-agent-{name}")
     typer.echo(f"agent kubeconfig for {name}: {path}")
     typer.echo(f"run the agent with:\n  fleetkeeper agent --kubeconfig {path} --cluster-name {name} "
                f"--member simulated://{name}")
@@ -318,23 +353,20 @@ def create_agent(
 def revoke(
     name: Annotated[str, typer.Argument(help="the Pull cluster whose agent token to revoke",
                                         show_default=False)],
-    state_dir: Annotated[Path | None, typer.Option(
-        help="the state directory of `fleetkeeper up` [default: $XDG_STATE_HOME/fleetkeeper or "
-             "~/.local/state/fleetkeeper]", show_default=False)] = None,
+    state_dir: StateDirOption = None,
 ) -> None:
-    """Revoke NAME's agent token at once (a running control plane refuses it from its next request)
-    and delete STATE_DIR/agent-NAME.kubeconfig. `fleetkeeper unjoin NAME` revokes it too."""
-    from fleetkeeper.apiserver import Tokens
-
+    """Revoke NAME's agent token on every replica at once and delete STATE_DIR/agent-NAME.kubeconfig.
+    `fleetkeeper unjoin NAME` revokes it too."""
     directory = (state_dir or paths.default_state_dir()).expanduser()
-    tokens_file = directory / paths.TOKENS_FILE
-    if not tokens_file.is_file():
-        parts.fail(f"{directory} holds no control plane (no {paths.TOKENS_FILE}): pass --state-dir", 2)
-    tokens = Tokens.load(tokens_file)
-    if name not in tokens.agents:
-        parts.fail(f"no agent token for cluster {name!r} in {tokens_file}")
-    tokens.revoke_agent(name)
-    tokens.save(tokens_file)
+    admin = _admin_kubeconfig(directory)
+
+    async def delete(session: connect.Session) -> None:
+        try:
+            await session.client.delete(Secret, identity.agent_secret_name(name), identity.NAMESPACE)
+        except errors.NotFound:
+            raise connect.Failed(f"no agent token for cluster {name!r}") from None
+
+    connect.run(admin, delete)
     (directory / paths.agent_kubeconfig_name(name)).unlink(missing_ok=True)
     typer.echo(f"agent token of {name} revoked")
 

@@ -278,6 +278,12 @@ StateDir = Annotated[Path | None, typer.Option(
     help="keep PKI, tokens, kubeconfig (and the default sqlite store) here "
          "[default: $XDG_STATE_HOME/fleetkeeper or ~/.local/state/fleetkeeper]", show_default=False)]
 LogLevel = Annotated[str, typer.Option(help="debug, info, warning or error (stderr)")]
+AdvertiseAddress = Annotated[str | None, typer.Option(
+    help="the address clients are given (kubeconfigs, the serving certificate) [default: --host, "
+         "127.0.0.1 for 0.0.0.0]", show_default=False)]
+TlsSan = Annotated[list[str] | None, typer.Option(
+    "--tls-san", metavar="NAME", help="another name or address the serving certificate must cover, e.g. a "
+    "load balancer's (repeatable)", show_default=False)]
 SplitStore = Annotated[str | None, typer.Option(
     "--store", help="a shared store URL (etcd://host:port); sqlite:// and memory:// belong to one process",
     show_default=False)]

@@ -1,26 +1,30 @@
 """The API server's side of ``fleetkeeper up`` and ``fleetkeeper apiserver``.
 
-What a serving process keeps in its state directory — the PKI and the tokens, re-read
-when ``fleetkeeper token create-agent`` or ``token revoke`` changes them — and the readiness gate that
-keeps ``/readyz`` at 503 until the rest of the control plane is up. The commands
+What a serving process takes from the store — the plane's CA, serving certificate, admin
+token and agent tokens (:mod:`fleetkeeper.apiserver.identity`), shared by every replica —
+and writes into its state directory (the certificates it loads, the kubeconfigs); and the
+readiness gate that keeps ``/readyz`` at 503 until the rest of the control plane is up. The commands
 themselves are in :mod:`fleetkeeper.cmd.up`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import structlog
 from starlette.responses import PlainTextResponse
 from starlette.types import Receive, Scope, Send
 
-from fleetkeeper.apiserver import ApiServerApp, TLSFiles, Tokens, auth, ensure_certificates, write_kubeconfig
+from fleetkeeper.api import constants
+from fleetkeeper.apiserver import ApiServerApp, TLSFiles, write_kubeconfig
+from fleetkeeper.apiserver.certs import write_tls
+from fleetkeeper.apiserver.credentials import StoreTokens
+from fleetkeeper.apiserver.identity import load_identity
 from fleetkeeper.apiserver.state import ServerState
 from fleetkeeper.cli import paths
 from fleetkeeper.clock import Clock
-
-_log = structlog.get_logger("fleetkeeper.apiserver")
+from fleetkeeper.store.interface import StoreProtocol
 
 
 class GatedApp(ApiServerApp):
@@ -38,74 +42,47 @@ class GatedApp(ApiServerApp):
         await super().__call__(scope, receive, send)
 
 
-class ReloadingTokens(Tokens):
-    """The server's tokens, kept in step with their file: an agent token minted by ``fleetkeeper
-    token create-agent`` works, and one revoked by ``fleetkeeper token revoke``, from the next
-    request on (the file's modification time is looked at on every authentication). A token
-    revoked by the server itself (its Cluster deleted) is removed from the file too."""
-
-    def __init__(self, path: Path, clock: Clock) -> None:
-        loaded = Tokens.load_or_create(path)
-        super().__init__(admin=loaded.admin, agents=loaded.agents)
-        self.path = path
-        self._clock = clock
-        self._stamp = self._mtime()
-
-    def _mtime(self) -> int:
-        try:
-            return self.path.stat().st_mtime_ns
-        except OSError:
-            return 0
-
-    def _reload(self) -> None:
-        stamp = self._mtime()
-        if stamp == self._stamp or stamp == 0:
-            return
-        fresh = Tokens.load(self.path)
-        self.admin = fresh.admin
-        for cluster in set(self.agents) - set(fresh.agents):
-            super().revoke_agent(cluster)
-        for cluster, token in fresh.agents.items():
-            self.add_agent(cluster, token)
-        self._stamp = stamp
-
-    def revoke_agent(self, cluster: str) -> None:
-        self._reload()
-        if cluster not in self.agents:
-            return
-        super().revoke_agent(cluster)
-        fresh = Tokens.load(self.path)
-        fresh.revoke_agent(cluster)
-        fresh.save(self.path)
-        self._stamp = self._mtime()
-        _log.info("agent token revoked", cluster=cluster)
-
-    def authenticate(self, authorization: str | None) -> auth.User:
-        self._reload()
-        return super().authenticate(authorization)
-
-
 @dataclass(frozen=True)
 class ServerFiles:
-    """What an API server keeps in its state directory."""
+    """What an API server serves with (the plane's identity, from the store) and writes into its
+    state directory: the CA certificate and serving pair it loads, and the kubeconfigs."""
 
     directory: Path
     tls: TLSFiles
-    tokens: ReloadingTokens
+    tokens: StoreTokens
+    #: the default name of the kubeconfig context and cluster (the plane's)
+    name: str
 
     @property
     def kubeconfig(self) -> Path:
         return self.directory / paths.KUBECONFIG_FILE
 
     def write_admin_kubeconfig(self, url: str) -> Path:
-        return write_kubeconfig(self.kubeconfig, url, self.tls.ca_pem(), self.tokens.admin)
+        return write_kubeconfig(self.kubeconfig, url, self.tls.ca_pem(), self.tokens.admin, name=self.name,
+                                user=f"{self.name}-admin")
+
+    def write_agent_kubeconfig(self, cluster: str, url: str, token: str) -> Path:
+        return write_kubeconfig(self.directory / paths.agent_kubeconfig_name(cluster), url, self.tls.ca_pem(),
+                                token, name=self.name, namespace=constants.LEASE_NAMESPACE,
+                                user=f"{self.name}-agent-{cluster}")
 
 
-def server_files(directory: Path, *, host: str, clock: Clock) -> ServerFiles:
-    """Create (first start) or reuse the PKI and tokens in ``directory``."""
-    tls = ensure_certificates(directory / paths.PKI_DIR, clock=clock, hosts=(host,))
-    tokens = ReloadingTokens(directory / paths.TOKENS_FILE, clock)
-    return ServerFiles(directory, tls, tokens)
+def serving_hosts(host: str, advertise: str, tls_sans: Sequence[str]) -> list[str]:
+    """What the serving certificate must cover for this replica: the address it listens on (unless
+    a wildcard), the address it advertises and the extra names asked for."""
+    listen = [] if host in ("", "0.0.0.0", "::") else [host]
+    return list(dict.fromkeys([*listen, advertise, *tls_sans]))
 
 
-__all__ = ["GatedApp", "ReloadingTokens", "ServerFiles", "server_files"]
+async def server_files(store: StoreProtocol, directory: Path, *, hosts: Sequence[str],
+                       clock: Clock) -> ServerFiles:
+    """Take the plane's identity from the store (the first replica creates it), write what this
+    replica serves with into ``directory`` and start following the tokens."""
+    plane = await load_identity(store, clock=clock, hosts=hosts, state_dir=directory)
+    tls = write_tls(directory / paths.PKI_DIR, plane.ca_cert, plane.serving)
+    tokens = StoreTokens(store, admin=plane.admin_token, clock=clock)
+    await tokens.start()
+    return ServerFiles(directory, tls, tokens, plane.name)
+
+
+__all__ = ["GatedApp", "ServerFiles", "server_files", "serving_hosts"]

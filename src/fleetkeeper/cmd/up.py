@@ -7,12 +7,14 @@ same store, through a local client), and ``--clusters N`` simulated member clust
 
 **State.** Everything lives in the state directory (``--state-dir``, default a per-user
 directory, see :mod:`fleetkeeper.cli.paths`): ``state.db`` (sqlite, unless ``--store``
-says otherwise), ``pki/`` (a CA and the serving certificate), ``tokens.json`` (the admin
-token and one token per Pull agent) and ``kubeconfig`` (admin, for kubectl and the
-fleetkeeper CLI). A second start reuses all of it, so a restart loses nothing: objects
-stay in the store, controllers resume from it (informers list, then watch), the
-certificates and tokens stay valid. An exclusive lock keeps two servers off one
-directory.
+says otherwise), ``pki/`` (the CA certificate and the serving certificate and key) and
+``kubeconfig`` (admin, for kubectl and the fleetkeeper CLI). The plane's identity — CA,
+serving certificate, admin token, one token per Pull agent — is kept in the store as
+Secrets of ``karmada-system`` (:mod:`fleetkeeper.apiserver.identity`); the files are what
+this start serves with and hands out. A second start reuses all of it, so a restart loses
+nothing: objects stay in the store, controllers resume from it (informers list, then
+watch), the certificates and tokens stay valid. An exclusive lock keeps two servers off
+one directory.
 
 **Members after a restart.** Simulated members live in memory and come back empty. No
 special recovery is needed, and none is attempted: the execution controller re-applies
@@ -26,13 +28,17 @@ joined; then 200. Progress lines go to stdout, then the kubeconfig path and what
 try next.
 
 **Replicas.** Several ``up`` processes may share one ``--store etcd://…``, each with its
-own state directory (its own CA, tokens and kubeconfig) and port. Every replica serves
-the API; the controllers and the scheduler run only on the holder of the Lease
-``karmada-system/fleetkeeper-controller-manager``. A replica that finds the lease held
-by another live replica is a *standby*: it is Ready once it has seen that leader (it
-says so on stdout), keeps its caches warm, and starts its controllers the moment it
-takes the lease over — when the leader releases it (a clean stop) or lets it expire (a
-crash). Waiting for leadership instead would leave every standby unready for good.
+own state directory and port, and one identity: the first creates the CA, the serving
+certificate and the admin token in the store, the others take them from there (widening
+the serving certificate to their ``--advertise-address`` and ``--tls-san`` names), so any
+replica's kubeconfig works against every replica, and an agent token issued or revoked
+through one is so on all. Every replica serves the API; the controllers and the scheduler
+run only on the holder of the Lease ``karmada-system/fleetkeeper-controller-manager``. A
+replica that finds the lease held by another live replica is a *standby*: it is Ready once
+it has seen that leader (it says so on stdout), keeps its caches warm, and starts its
+controllers the moment it takes the lease over — when the leader releases it (a clean
+stop) or lets it expire (a crash). Waiting for leadership instead would leave every
+standby unready for good.
 
 **Namespaces.** The namespaces a Karmada control plane has from the start — ``default``,
 ``kube-system``, ``kube-public``, ``kube-node-lease``, ``karmada-system`` and
@@ -43,7 +49,7 @@ before.
 **Pull agents.** ``--pull-agent NAME`` (repeatable) registers cluster NAME in Pull mode,
 mints its agent token and writes ``STATE_DIR/agent-NAME.kubeconfig`` for
 ``fleetkeeper agent``. ``fleetkeeper token create-agent NAME`` does the token part while
-``up`` runs (the server re-reads the tokens file). Each start rewrites the agents'
+``up`` runs, through its API. Each start rewrites the agents'
 kubeconfigs with its address (it changes with ``--port 0``).
 
 **The API server alone.** ``fleetkeeper apiserver`` is this command's API server without
@@ -231,6 +237,7 @@ async def _start(run: Up, files: ServerFiles, sock: Any, store: Store, clock: Cl
     except ValueError as exc:
         parts.fail(parts.options_error(exc), 2)
     credentials.client = plane.client
+    plane.announce(server=url, store=run.store_url)
     tasks.append(loop.create_task(plane.run(), name="control-plane"))
     if not await parts.step(plane.wait_started(), watch=tasks, stop=stop):
         return None
