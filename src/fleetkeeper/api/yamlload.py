@@ -123,7 +123,25 @@ def read_all(path: str) -> list[Any]:
         raise Unreadable(f"{path}: invalid YAML: {exc}") from None
 
 
+def list_items(doc: Any) -> list[Any] | None:
+    """The objects of a ``List`` document, or ``None`` for any other document.
+
+    ``kubectl get … -o yaml`` prints several objects as ``apiVersion: v1, kind: List, items:
+    […]``; kubectl reads that (and a typed list, ``kind: …List`` with ``items``) as its items.
+    ``ValueError`` when ``items`` is not a list."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("kind"), str):
+        return None
+    if doc["kind"] != "List" and not (doc["kind"].endswith("List") and "items" in doc):
+        return None
+    items = doc.get("items")
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        raise ValueError(f"items: Invalid value: {type(items).__name__}: must be a list of objects")
+    return items
+
+
 __all__ = [
-    "BoundedLoader", "DuplicateKeyError", "NestingError", "Unreadable", "load", "load_all", "read_all",
-    "text_of",
+    "BoundedLoader", "DuplicateKeyError", "NestingError", "Unreadable", "list_items", "load", "load_all",
+    "read_all", "text_of",
 ]

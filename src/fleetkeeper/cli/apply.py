@@ -8,10 +8,11 @@ way ``kubectl apply --server-side`` does. It prints one line per object, kubectl
 object's content, not on its resourceVersion, which status writers move on). Documents are
 checked before anything is sent — a file that cannot be read, invalid YAML, or a
 document without ``apiVersion``/``kind``/``metadata.name`` stops the command with exit 2
-naming the file and the document. The API server's verdict on each object (admission
-and validation) is printed as it comes; the command exits 2 if any object was invalid,
-1 if any other write failed. Namespaced objects without a namespace go to ``-n`` or the
-kubeconfig context's namespace.
+naming the file and the document. A ``List`` (what ``kubectl get -o yaml`` prints for
+several objects) stands for its items, each checked and named ``items[i]``. The API
+server's verdict on each object (admission and validation) is printed as it comes; the
+command exits 2 if any object was invalid, 1 if any other write failed. Namespaced objects
+without a namespace go to ``-n`` or the kubeconfig context's namespace.
 
 ``delete`` deletes one object by kind and name (``-n`` for namespaced kinds); objects
 with finalizers linger until their controllers let go (``--wait`` waits for that).
@@ -28,6 +29,7 @@ import typer
 import yaml
 
 from fleetkeeper import errors
+from fleetkeeper.api import yamlload
 from fleetkeeper.api.meta import Resource
 from fleetkeeper.api.scheme import SCHEME, ResourceInfo, split_api_version
 from fleetkeeper.cli import connect, kinds
@@ -75,18 +77,30 @@ def read_documents(files: list[str]) -> list[Document]:
             if doc is None:
                 continue
             where = f"{path}: document {index}"
-            if not isinstance(doc, dict):
-                raise connect.BadInput(f"{where}: expected an object with apiVersion, kind and metadata")
-            for key in ("apiVersion", "kind"):
-                if not isinstance(doc.get(key), str) or not doc[key]:
-                    raise connect.BadInput(f"{where}: {key}: Required value")
-            meta = doc.get("metadata")
-            if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
-                raise connect.BadInput(f"{where}: metadata.name: Required value")
-            found.append(Document(where, doc, SCHEME.lookup(doc["apiVersion"], doc["kind"])))
+            try:
+                items = yamlload.list_items(doc)
+            except ValueError as exc:
+                raise connect.BadInput(f"{where}: {exc}") from None
+            if items is None:
+                found.append(_document(where, doc))
+            else:
+                found.extend(_document(f"{where}: items[{i}]", item) for i, item in enumerate(items))
     if not found:
         raise connect.BadInput(f"-f {', '.join(files)}: no objects to apply")
     return found
+
+
+def _document(where: str, doc: Any) -> Document:
+    """One object of a file (or of a List's items), checked."""
+    if not isinstance(doc, dict):
+        raise connect.BadInput(f"{where}: expected an object with apiVersion, kind and metadata")
+    for key in ("apiVersion", "kind"):
+        if not isinstance(doc.get(key), str) or not doc[key]:
+            raise connect.BadInput(f"{where}: {key}: Required value")
+    meta = doc.get("metadata")
+    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
+        raise connect.BadInput(f"{where}: metadata.name: Required value")
+    return Document(where, doc, SCHEME.lookup(doc["apiVersion"], doc["kind"]))
 
 
 async def apply_one(client: Any, doc: Document, namespace: str) -> str:

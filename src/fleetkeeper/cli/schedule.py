@@ -8,7 +8,8 @@ and prints the resulting ``spec.clusters``::
     fleetkeeper schedule -f clusters.yaml -f binding.yaml
     fleetkeeper schedule -f clusters.yaml -f deployment.yaml -f policy.yaml -o json
 
-Files may hold several YAML documents; ``-`` reads stdin. The output is a list of
+Files may hold several YAML documents, and a ``List`` (``kubectl get clusters -o yaml``)
+stands for its items; ``-`` reads stdin. The output is a list of
 ``{name, replicas}`` ordered by cluster name (``replicas`` left out for non-workloads
 such as ConfigMaps). With a template, the replicas and per-replica requirements come
 from the resource interpreter (``spec.replicas`` when it has no rule for the kind).
@@ -90,9 +91,15 @@ def read_inputs(paths: list[str]) -> Inputs:
     for path in paths:
         for index, doc in enumerate(_documents(path), start=1):
             where = f"{path}: document {index}"
-            if not isinstance(doc, dict):
-                raise BadInput(f"{where}: expected an object with apiVersion and kind")
-            _classify(found, doc, where)
+            try:
+                items = yamlload.list_items(doc)
+            except ValueError as exc:
+                raise BadInput(f"{where}: {exc}") from None
+            for item_where, item in ([(where, doc)] if items is None else
+                                     [(f"{where}: items[{i}]", item) for i, item in enumerate(items)]):
+                if not isinstance(item, dict):
+                    raise BadInput(f"{item_where}: expected an object with apiVersion and kind")
+                _classify(found, item, item_where)
     return found
 
 
