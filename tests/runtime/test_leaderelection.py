@@ -7,9 +7,12 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import pytest
+from prometheus_client import REGISTRY
+from structlog.testing import capture_logs
 
 from fleetkeeper import errors
 from fleetkeeper.api.coordination import Lease
+from fleetkeeper.api.core import Event
 from fleetkeeper.api.meta import Resource
 from fleetkeeper.client.local import LocalClient
 from fleetkeeper.clock import VirtualClock
@@ -215,3 +218,52 @@ def test_callbacks_report_the_observed_leader() -> None:
 def test_unsafe_timings_are_refused(retry: float, renew: float, lease: float) -> None:
     with pytest.raises(ValueError):
         LeaderElectionConfig(LEASE, "a", retry_period=retry, renew_deadline=renew, lease_duration=lease)
+
+
+def lease_events(store_events: list[Event]) -> list[tuple[str | None, str | None, str | None]]:
+    """(reason, message, involved kind) of the Events about the Lease, oldest first."""
+    return [(e.reason, e.message, e.involved_object.kind)
+            for e in sorted(store_events, key=lambda e: (e.first_timestamp, e.name))
+            if e.involved_object.name == LEASE]
+
+
+def test_a_takeover_is_logged_recorded_on_the_lease_and_counted() -> None:
+    """Becoming leader, losing the lease and handing it over: one log line each, an Event on the
+    Lease in client-go's words, and ``leader_election_master_status`` 1 while leading."""
+    gauge = {"name": LEASE}
+
+    async def main(clock: VirtualClock) -> tuple[list[Any], list[float | None], list[Any]]:
+        store = open_store("memory://", clock=clock)
+        client = LocalClient(store, clock=clock)
+        cable = Unpluggable(client)
+        a = LeaderElector(cable, LeaderElectionConfig(LEASE, "a"), clock=clock)
+        b = LeaderElector(client, LeaderElectionConfig(LEASE, "b"), clock=clock)
+        status: list[float | None] = [REGISTRY.get_sample_value("leader_election_master_status", gauge)]
+        with capture_logs() as logs:
+            task_a = asyncio.create_task(a.run())
+            await a.wait_for_leadership()
+            await asyncio.sleep(1.0)
+            status.append(REGISTRY.get_sample_value("leader_election_master_status", gauge))
+            task_b = asyncio.create_task(start_at(0.5, b))
+            await asyncio.sleep(9.0)
+            cable.fault = "refuse"  # a cannot renew: it loses the lease, b takes it once expired
+            await asyncio.sleep(30.0)
+            status.append(REGISTRY.get_sample_value("leader_election_master_status", gauge))
+            cable.fault = None
+            await stop(task_b)  # b hands the lease over on its way out
+            await stop(task_a)
+        events = (await client.list(Event, "karmada-system")).items
+        return lease_events(events), status, logs
+
+    events, status, logs = run_virtual(main)
+    assert events == [("LeaderElection", "a became leader", "Lease"),
+                      ("LeaderElection", "b became leader", "Lease"),
+                      ("LeaderElection", "b stopped leading", "Lease")], "a could not write while unplugged"
+    assert status[1] == 1.0 and status[2] == 1.0  # b leads by then, in this same process
+    said = [(log["event"], log.get("identity"), log["log_level"]) for log in logs
+            if log["event"] in ("became leader", "lost the lease", "handed the lease over")]
+    assert said == [("became leader", "a", "info"), ("lost the lease", "a", "warning"),
+                    ("became leader", "b", "info"), ("handed the lease over", "b", "info")]
+    lost = next(log for log in logs if log["event"] == "lost the lease")
+    assert lost["reason"] == "not renewed within the renew deadline (10s)"
+    assert REGISTRY.get_sample_value("leader_election_master_status", gauge) == 0.0

@@ -71,6 +71,7 @@ from fleetkeeper.runtime.gcpause import Collector
 from fleetkeeper.runtime.leaderelection import LeaderElectionConfig, LeaderElector
 from fleetkeeper.runtime.manager import Manager
 from fleetkeeper.runtime.member_objects import MemberObjects
+from fleetkeeper.runtime.presence import SERVER_ANNOTATION, STORE_ANNOTATION, Presence, public_url
 from fleetkeeper.runtime.recorder import Sink
 from fleetkeeper.runtime.spec import ControllerSpec, install
 from fleetkeeper.scheduler import controller as scheduler
@@ -183,6 +184,19 @@ class ControlPlane:
         self.manager.add(member_objects)
         for spec in self.specs:
             install(spec, self.manager, self.context)
+
+    def announce(self, *, server: str, store: str) -> None:
+        """Keep this replica's presence record while it runs (``fleetkeeper status`` lists the
+        replicas): its API address and store, next to the lease it competes for. Only a plane
+        that elects a leader has one; call before :meth:`run`."""
+        elector = self.manager.elector
+        if elector is None:
+            return
+        config = elector.config
+        notes = {SERVER_ANNOTATION: server, STORE_ANNOTATION: public_url(store)}
+        self.manager.add(Presence(self.client, identity=config.identity, of=config.name,
+                                  namespace=config.namespace, duration=config.lease_duration,
+                                  clock=self.clock, annotations=notes))
 
     async def run(self) -> None:
         """Run until cancelled (tuning the process's garbage collector first)."""

@@ -109,6 +109,11 @@ def _cmd_fault() -> ModuleType:
     return fault
 
 
+def _cmd_status() -> ModuleType:
+    from fleetkeeper.cmd import status
+    return status
+
+
 def _cli_get() -> ModuleType:
     from fleetkeeper.cli import get
     return get
@@ -173,6 +178,8 @@ COMMANDS: dict[str, Lazy] = {
     "fault": Lazy(_cmd_fault, "fault",
                   "Inject a fault into a simulated member cluster of a running `fleetkeeper up`."),
     # day-to-day commands over the REST client
+    "status": Lazy(_cmd_status, "status",
+                   "Show who leads the controllers, the replicas, the store and the members."),
     "get": Lazy(_cli_get, "get", "List objects of a kind, or show one, from the control plane."),
     "describe": Lazy(_cli_describe, "describe",
                      "Explain a binding or a cluster: its state, and the failover timeline that led there."),

@@ -237,6 +237,7 @@ async def _start(run: Up, files: ServerFiles, sock: Any, store: Store, clock: Cl
     except ValueError as exc:
         parts.fail(parts.options_error(exc), 2)
     credentials.client = plane.client
+    plane.announce(server=url, store=run.store_url)
     tasks.append(loop.create_task(plane.run(), name="control-plane"))
     if not await parts.step(plane.wait_started(), watch=tasks, stop=stop):
         return None

@@ -25,19 +25,29 @@ release) are pure functions in :mod:`fleetkeeper.runtime.lease`.
 
 Work that must only run while leading is passed to ``run(while_leading)`` and is
 cancelled the moment leadership is lost; callbacks report the transitions.
+
+**Takeovers are visible**, as client-go makes them: each transition is one log line
+(``became leader``; ``lost the lease`` with the reason, a warning; ``handed the lease
+over`` on a clean stop), an Event on the Lease (reason ``LeaderElection``, ``<identity>
+became leader`` / ``<identity> stopped leading``, written bounded by the retry period and
+never in the way of the transition), and the gauge ``leader_election_master_status{name}``
+(1 while leading, else 0) that ``/metrics`` serves.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import structlog
+from prometheus_client import Gauge
 from structlog.typing import FilteringBoundLogger
 
 from fleetkeeper import errors
+from fleetkeeper.api import core
 from fleetkeeper.api.coordination import Lease
 from fleetkeeper.api.meta import ObjectMeta
 from fleetkeeper.client.interface import Reader, Writer
@@ -65,6 +75,16 @@ class LeaderElectionConfig:
                 "need 0 < retry_period < renew_deadline < lease_duration, got "
                 f"{self.retry_period} / {self.renew_deadline} / {self.lease_duration}"
             )
+
+
+#: Kubernetes' gauge of leadership, by lease name
+MASTER_STATUS = Gauge(
+    "leader_election_master_status",
+    "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates "
+    "master. 'name' is the string used to identify the lease. Please make sure to group by name.", ["name"])
+#: the reason of the Events a transition records on the Lease (client-go's)
+EVENT_REASON = "LeaderElection"
+BECAME_LEADER, STOPPED_LEADING = "became leader", "stopped leading"
 
 
 class LeaseClient(Reader, Writer, Protocol):
@@ -99,6 +119,8 @@ class LeaderElector:
         self._log = base.bind(lease=f"{config.namespace}/{config.name}", identity=config.identity)
         self._leading = asyncio.Event()
         self._observed: str | None = None
+        self._gauge = MASTER_STATUS.labels(config.name)
+        self._gauge.set(0)
 
     @property
     def is_leader(self) -> bool:
@@ -130,24 +152,29 @@ class LeaderElector:
 
     async def _lead(self, while_leading: LeadingWork | None) -> None:
         self._leading.set()
-        self._log.info("started leading")
+        self._gauge.set(1)
+        self._log.info("became leader")
         if self._on_started is not None:
             self._on_started()
         try:
             async with asyncio.TaskGroup() as group:
+                group.create_task(self._record(BECAME_LEADER))
                 work = group.create_task(while_leading()) if while_leading is not None else None
-                await self._keep_renewing()
+                reason = await self._keep_renewing()
                 self._leading.clear()  # not the leader from this instant on
+                self._gauge.set(0)
+                self._log.warning("lost the lease", reason=reason)
                 if work is not None:
                     work.cancel()
         finally:
             self._leading.clear()
-            self._log.info("stopped leading")
+            self._gauge.set(0)
             if self._on_stopped is not None:
                 self._on_stopped()
+            await self._record(STOPPED_LEADING)
 
-    async def _keep_renewing(self) -> None:
-        """Renew every retry period; return when leadership is lost."""
+    async def _keep_renewing(self) -> str:
+        """Renew every retry period; return why, when leadership is lost."""
         config = self.config
         last = self._clock.monotonic()
         while True:
@@ -157,11 +184,9 @@ class LeaderElector:
                 last = self._clock.monotonic()
                 continue
             if self._observed not in (None, "", config.identity):
-                self._log.warning("lease taken by another holder", holder=self._observed)
-                return
+                return f"taken by {self._observed}"
             if self._clock.monotonic() - last >= config.renew_deadline:
-                self._log.warning("failed to renew the lease within the renew deadline")
-                return
+                return f"not renewed within the renew deadline ({config.renew_deadline:g}s)"
 
     # ------------------------------------------------------------------ lease I/O
     async def _attempt(self, bound: float) -> bool:
@@ -212,9 +237,32 @@ class LeaderElector:
                     return
                 spec = rules.released(lease.spec, now=self._clock.now())
                 await self._client.update(lease.model_copy(update={"spec": spec}))
-                self._log.info("released the lease")
+                self._log.info("handed the lease over")
         except Exception as exc:
             self._log.warning("could not release the lease", error=repr(exc))
+
+    async def _record(self, what: str) -> None:
+        """An Event on the Lease: ``<identity> <what>`` (bounded; a failure is only logged)."""
+        config = self.config
+        now = self._clock.now()
+        salt = hashlib.blake2b(f"{config.identity}|{what}".encode(), digest_size=3).hexdigest()
+        try:
+            async with asyncio.timeout(config.retry_period):
+                lease = await self._client.get(Lease, config.name, config.namespace)
+                event = core.Event(
+                    metadata=ObjectMeta(name=f"{config.name}.{int(now.timestamp() * 1e6):x}{salt}",
+                                        namespace=config.namespace),
+                    involved_object=core.ObjectReference(
+                        api_version=Lease.API_VERSION, kind=Lease.KIND, name=config.name,
+                        namespace=config.namespace, uid=lease.metadata.uid,
+                        resource_version=lease.metadata.resource_version),
+                    reason=EVENT_REASON, message=f"{config.identity} {what}", type="Normal", count=1,
+                    first_timestamp=now, last_timestamp=now, event_time=now,
+                    source=core.EventSource(component=config.name),
+                    reporting_component=config.name, reporting_instance=config.identity)
+                await self._client.create(event)
+        except Exception as exc:  # the record of a transition never holds the transition up
+            self._log.warning("could not record the leader election event", transition=what, error=repr(exc))
 
     def _observe(self, holder: str | None) -> None:
         if holder == self._observed:
@@ -226,4 +274,5 @@ class LeaderElector:
                 self._on_new_leader(holder)
 
 
-__all__ = ["LeaderElectionConfig", "LeaderElector", "LeaseClient"]
+__all__ = ["BECAME_LEADER", "EVENT_REASON", "MASTER_STATUS", "STOPPED_LEADING", "LeaderElectionConfig",
+           "LeaderElector", "LeaseClient"]
