@@ -35,14 +35,14 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from fleetkeeper import errors
 from fleetkeeper.api.crd import CRD
 from fleetkeeper.api.scheme import SCHEME, Scheme
-from fleetkeeper.apiserver import handlers, patching, reviews, scale
+from fleetkeeper.apiserver import handlers, health, patching, reviews, scale
 from fleetkeeper.apiserver.auth import (
     ADMIN,
     Attributes,
@@ -91,13 +91,15 @@ class ApiServerApp:
         get = ["GET", "HEAD"]
         every = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]
         fixed: list[tuple[str, Handler]] = [
-            ("/healthz", self._health), ("/livez", self._health), ("/readyz", self._ready),
+            ("/healthz", self._health), ("/livez", self._health), ("/readyz", self._health),
             ("/version", self._version), ("/api", self._api), ("/apis", self._apis),
             ("/openapi/v3", self._openapi_index),
         ]
         routes = [Route(path, self._guard(fn), methods=get) for path, fn in fixed]
         routes += [Route(path + "/", self._guard(fn), methods=get) for path, fn in fixed]
         routes += [
+            *(Route(f"/{name}/{{check}}", self._guard(self._health_check), methods=get)
+              for name in health.CHECKS),
             Route("/metrics", self._guard(self._metrics), methods=get),
             Route("/openapi/v3/{path:path}", self._guard(self._openapi_doc), methods=get),
             Route("/api/{version}", self._guard(self._core_resources), methods=get),
@@ -155,12 +157,11 @@ class ApiServerApp:
 
     # ------------------------------------------------------------------ fixed endpoints
     async def _health(self, request: Request, user: User) -> Response:
-        return PlainTextResponse("ok")
+        """``/healthz``, ``/livez``, ``/readyz``: their checks, as kube-apiserver lists them."""
+        return await health.root(self.state, request.url.path.strip("/"), request.query_params)
 
-    async def _ready(self, request: Request, user: User) -> Response:
-        if self.state.closing.is_set():
-            return PlainTextResponse("shutting down", status_code=503)
-        return PlainTextResponse("ok")
+    async def _health_check(self, request: Request, user: User) -> Response:
+        return await health.single(self.state, request.url.path.split("/")[1], request.path_params["check"])
 
     async def _version(self, request: Request, user: User) -> Response:
         return json_response(version_info(minor=self.state.config.kubernetes_minor))
