@@ -3,14 +3,18 @@
 ``describe`` answers "why did (or didn't) it fail over?" by putting side by side what a
 binding (or a cluster) is now and the failover timeline that led there.
 
-* **binding** — the resource, replicas and placement; where it is scheduled; each copy's
-  applied state and health (``status.aggregatedStatus``); its conditions; open eviction
+* **binding** — the resource, replicas and placement; where it is scheduled; its
+  suspension, if any (what it holds back explains copies not applied and health
+  unknown); each copy's applied state and health (``status.aggregatedStatus``); its
+  conditions; open eviction
   tasks and the eviction history; its Works (with the override policies applied to each);
   then the **timeline**: every
   ``TimelineEntry`` about the binding, its Works and the clusters its placement names, it
   runs on or was evicted from — Ready changes, taints, evictions, schedules, Work
   creation/deletion — oldest first. ``describe crb NAME`` describes a
-  ClusterResourceBinding the same way.
+  ClusterResourceBinding the same way. A dependency's binding (attached by
+  ``propagateDeps``) is never scheduled itself: it says which bindings it follows and
+  the clusters it goes to with them.
 * **cluster** — mode, endpoint, location, version, nodes; conditions; taints (with
   when they were added); the Pull heartbeat (its Lease); the workloads scheduled there;
   eviction tasks away from it; then its timeline.
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -119,6 +124,78 @@ def _placement(obj: dict[str, Any]) -> str:
     return "; ".join(p for p in parts if p)
 
 
+def _followed(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """The bindings a dependency's binding follows (``spec.requiredBy``)."""
+    return [s for s in dig(obj, "spec", "requiredBy") or [] if isinstance(s, dict)]
+
+
+def _names(snapshots: list[dict[str, Any]]) -> str:
+    return ", ".join(f"{s['namespace']}/{s.get('name')}" if s.get("namespace") else text(s.get("name"))
+                     for s in snapshots)
+
+
+def _placement_line(obj: dict[str, Any]) -> str:
+    follows = _followed(obj)
+    if not follows:
+        return _placement(obj)
+    told = f"follows {_names(follows)} (a dependency goes where the bindings it follows go)"
+    return f"{_placement(obj)}; also {told}" if dig(obj, "spec", "placement") else told
+
+
+def _scheduled_line(obj: dict[str, Any], now: datetime) -> str:
+    follows = _followed(obj)
+    own = {str(c.get("name")) for c in dig(obj, "spec", "clusters") or [] if isinstance(c, dict)}
+    theirs = sorted({str(c.get("name")) for s in follows for c in s.get("clusters") or []
+                     if isinstance(c, dict)} - own)
+    if follows and not own:
+        return f"{','.join(theirs) or t.NONE} (with {_names(follows)}; a dependency is not scheduled itself)"
+    line = f"{scheduled(obj)} (last scheduled {t.age(dig(obj, 'status', 'lastScheduledTime'), now)} ago)"
+    return f"{line}; also {','.join(theirs)} with {_names(follows)}" if theirs else line
+
+
+@dataclass(frozen=True, slots=True)
+class _Hold:
+    """What a binding's ``spec.suspension`` holds back: dispatching to ``clusters`` (``None``:
+    every one; empty: none), scheduling."""
+
+    clusters: frozenset[str] | None
+    scheduling: bool
+
+    @property
+    def dispatching(self) -> bool:
+        return self.clusters is None or bool(self.clusters)
+
+    def holds(self, cluster: Any) -> bool:
+        return self.clusters is None or str(cluster) in self.clusters
+
+    def line(self) -> str:
+        told, why = [], []
+        if self.dispatching:
+            where = "every cluster" if self.clusters is None else ", ".join(sorted(self.clusters))
+            told.append(f"dispatching to {where}")
+            why.append("the template's changes reach no held cluster, so its copies there are not applied "
+                       "— FullyApplied is False — and report no health")
+        if self.scheduling:
+            told.append("scheduling")
+            why.append("the scheduler leaves it where it is")
+        return f"{'; '.join(told)} (spec.suspension: {'; '.join(why)} until resumed)"
+
+
+def _hold(obj: dict[str, Any]) -> _Hold | None:
+    """The binding's suspension, or None without one."""
+    suspension = dig(obj, "spec", "suspension") or {}
+    on = frozenset(str(n) for n in dig(suspension, "dispatchingOnClusters", "clusterNames") or [])
+    hold = _Hold(None if suspension.get("dispatching") else on, bool(suspension.get("scheduling")))
+    return hold if hold.dispatching or hold.scheduling else None
+
+
+def _health_line(obj: dict[str, Any], hold: _Hold | None) -> str:
+    shown = health(obj)
+    if hold is None or not hold.dispatching or shown == "Healthy":
+        return shown
+    return f"{shown} (dispatching suspended)"
+
+
 def related_clusters(obj: dict[str, Any]) -> list[str]:
     """Clusters a binding may run on (by name), runs on, was evicted from, or reports about."""
     names = list(dig(obj, "spec", "placement", "clusterAffinity", "clusterNames") or [])
@@ -126,6 +203,7 @@ def related_clusters(obj: dict[str, Any]) -> list[str]:
     names += [x.get("fromCluster") for x in dig(obj, "spec", "gracefulEvictionTasks") or []]
     names += [x.get("clusterName") for x in dig(obj, "spec", "evictionHistory") or []]
     names += [x.get("clusterName") for x in dig(obj, "status", "aggregatedStatus") or []]
+    names += [c.get("name") for x in _followed(obj) for c in x.get("clusters") or [] if isinstance(c, dict)]
     return sorted({str(n) for n in names if n})
 
 
@@ -133,6 +211,11 @@ async def describe_binding(client: RestClient, model: type[Binding], name: str, 
                            out: Console, now: datetime) -> None:
     binding = await client.get(model, name, namespace)
     obj = binding.to_dict()
+    hold = _hold(obj)
+
+    def held(cluster: Any) -> str | None:
+        return "dispatching suspended" if hold is not None and hold.holds(cluster) else None
+
     ref = dig(obj, "spec", "resource") or {}
     _fields(out, [
         ("Name", binding.name), *([("Namespace", namespace)] if namespace else []),
@@ -141,16 +224,16 @@ async def describe_binding(client: RestClient, model: type[Binding], name: str, 
         ("Replicas", text(dig(obj, "spec", "replicas"))),
         *([("Priority", f"{binding.spec.schedule_priority_value()} (schedulePriority: scheduled and "
                         "evicted before lower ones)")] if binding.spec.schedule_priority is not None else []),
-        ("Placement", _placement(obj)),
-        ("Scheduled", f"{scheduled(obj)} (last scheduled "
-                      f"{t.age(dig(obj, 'status', 'lastScheduledTime'), now)} ago)"),
-        ("Health", health(obj)),
+        ("Placement", _placement_line(obj)),
+        ("Scheduled", _scheduled_line(obj, now)),
+        *([("Suspended", hold.line())] if hold is not None else []),
+        ("Health", _health_line(obj, hold)),
     ])
     copies = [c for c in dig(obj, "status", "aggregatedStatus") or [] if isinstance(c, dict)]
     _section(out, "Copies", ["CLUSTER", "APPLIED", "HEALTH", "READY", "MESSAGE"],
              [[text(c.get("clusterName")), text(c.get("applied")), text(c.get("health") or "Unknown"),
                text(dig(c, "status", "readyReplicas")),
-               text(c.get("appliedMessage"))] for c in copies])
+               text(c.get("appliedMessage") or held(c.get("clusterName")))] for c in copies])
     _conditions(out, obj, now)
     _section(out, "Eviction tasks", ["FROM", "REASON", "PRODUCER", "PURGE MODE", "AGE", "MESSAGE"],
              _tasks(dig(obj, "spec", "gracefulEvictionTasks") or [], now, label="fromCluster"))
