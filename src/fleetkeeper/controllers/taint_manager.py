@@ -377,7 +377,7 @@ class _BindingEvents:
                 constants.APPLIED_PLACEMENT_ANNOTATION) != new.annotations().get(
                 constants.APPLIED_PLACEMENT_ANNOTATION):
             self._manager.binding_changed(new)
-        elif old.status.aggregated_status != new.status.aggregated_status and state.cluster_rules(new.spec):
+        elif state.cluster_rules(new.spec) and old.status.aggregated_status != new.status.aggregated_status:
             self._manager.binding_changed(new)  # an eviction waiting for state to preserve may go now
 
     def on_delete(self, obj: Binding) -> None:
