@@ -21,6 +21,13 @@ The worker loop is deliberately short — the three outcomes of docs/architectur
 * it returned ``Result(requeue_after=x)`` → forget the backoff, come back in ``x`` s;
 * it returned ``Result()`` → forget the backoff; done until the next event.
 
+**What a retry says.** A failure fleetkeeper raises on purpose (a
+:class:`~fleetkeeper.errors.FleetkeeperError`: a member unreachable, a conflict, a binding
+that cannot be scheduled) is an expected outcome: one line at info or warning, without a
+traceback. Anything else is a bug, logged at error with its traceback. Either way a key
+failing the same way again is said once per minute of the injected clock, with the count
+of lines held back (:mod:`~fleetkeeper.runtime.throttle`), and starts afresh once it succeeds.
+
 Every reconcile gets a reconcile id (``<controller>#<n>``, counted per controller so a
 virtual-time run logs the same ids every time). It is bound on the log lines and in
 structlog's context variables for the duration of the reconcile, and readable through
@@ -61,6 +68,7 @@ from fleetkeeper.runtime.handler import EnqueueMapped, EventHandler, MapFunc, Pr
 from fleetkeeper.runtime.metrics import CONTROLLERS, Metrics, Outcome, PrometheusMetrics
 from fleetkeeper.runtime.ratelimit import RateLimiter
 from fleetkeeper.runtime.reconcile import Reconciler, Request, Result
+from fleetkeeper.runtime.throttle import LogThrottle
 from fleetkeeper.runtime.turns import CRITICAL, DISPATCH, OTHERS, Turns
 from fleetkeeper.runtime.workqueue import ShutDown, Workqueue
 
@@ -192,6 +200,8 @@ class Controller:
         base: FilteringBoundLogger = logger if logger is not None else structlog.get_logger("fleetkeeper")
         self._log = base.bind(controller=name)
         self._metrics: Metrics = metrics if metrics is not None else PrometheusMetrics()
+        #: which repeated failures of a key are said (see the module notes)
+        self._quiet = LogThrottle(clock)
         self._ids = itertools.count(1)
         self._running = False
         #: its turn (see :mod:`~fleetkeeper.runtime.turns`): 0 critical (the failover's
@@ -325,23 +335,36 @@ class Controller:
                 self._queue.forget(request)
                 return "terminal"
             self._queue.add_rate_limited(request)
-            retries = self._queue.num_requeues(request)
-            if isinstance(exc, errors.Conflict | errors.AlreadyExists):
-                # optimistic concurrency: someone wrote first; the retry reads the new version
-                log.info("object changed meanwhile; retrying", error=str(exc), retries=retries)
-            elif isinstance(exc, errors.MemberError):
-                # an outage, not a bug: no traceback, the cluster's conditions tell the story
-                log.warning("member cluster not reachable; retrying with backoff", error=str(exc),
-                            retries=retries)
-            elif isinstance(exc, errors.ScriptError):
-                log.warning("customization failed; retrying with backoff", error=str(exc), retries=retries)
-            else:
-                log.error("reconcile failed; retrying with backoff", error=repr(exc), retries=retries,
-                          exc_info=exc)
+            self._say_retry(request, exc, log)
             return "error"
         return self._settle(request, result, log)
 
+    def _say_retry(self, request: Request, exc: Exception, log: FilteringBoundLogger) -> None:
+        """One line about a failure to be retried, unless the key said the same lately."""
+        held = self._quiet.admit(request, type(exc).__name__)
+        if held is None:
+            return
+        retries = self._queue.num_requeues(request)
+        if held:
+            log = log.bind(suppressed=held)
+        if isinstance(exc, errors.Conflict | errors.AlreadyExists):
+            # optimistic concurrency: someone wrote first; the retry reads the new version
+            log.info("object changed meanwhile; retrying", error=str(exc), retries=retries)
+        elif isinstance(exc, errors.MemberError):
+            # an outage, not a bug: no traceback, the cluster's conditions tell the story
+            log.warning("member cluster not reachable; retrying with backoff", error=str(exc),
+                        retries=retries)
+        elif isinstance(exc, errors.ScriptError):
+            log.warning("customization failed; retrying with backoff", error=str(exc), retries=retries)
+        elif isinstance(exc, errors.FleetkeeperError):
+            log.warning("reconcile failed; retrying with backoff", error=str(exc),
+                        error_type=type(exc).__name__, retries=retries)
+        else:
+            log.error("reconcile failed; retrying with backoff", error=repr(exc), retries=retries,
+                      exc_info=exc)
+
     def _settle(self, request: Request, result: Result, log: FilteringBoundLogger) -> Outcome:
+        self._quiet.forget(request)
         self._queue.forget(request)
         if result.requeue_after is None:
             log.debug("reconciled")

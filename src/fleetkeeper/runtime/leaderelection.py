@@ -31,7 +31,10 @@ cancelled the moment leadership is lost; callbacks report the transitions.
 over`` on a clean stop), an Event on the Lease (reason ``LeaderElection``, ``<identity>
 became leader`` / ``<identity> stopped leading``, written bounded by the retry period and
 never in the way of the transition), and the gauge ``leader_election_master_status{name}``
-(1 while leading, else 0) that ``/metrics`` serves.
+(1 while leading, else 0) that ``/metrics`` serves. A lease that cannot be reached
+(its API server, or a member, down) is said once, then once a minute of the injected
+clock with the count of failures held back (:mod:`~fleetkeeper.runtime.throttle`), not at
+every retry.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from fleetkeeper.api.meta import ObjectMeta
 from fleetkeeper.client.interface import Reader, Writer
 from fleetkeeper.clock import Clock
 from fleetkeeper.runtime import lease as rules
+from fleetkeeper.runtime.throttle import LogThrottle
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,8 @@ MASTER_STATUS = Gauge(
     "leader_election_master_status",
     "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates "
     "master. 'name' is the string used to identify the lease. Please make sure to group by name.", ["name"])
+#: the throttle's topic of failed lease requests
+LEASE_TOPIC = "lease"
 #: the reason of the Events a transition records on the Lease (client-go's)
 EVENT_REASON = "LeaderElection"
 BECAME_LEADER, STOPPED_LEADING = "became leader", "stopped leading"
@@ -121,6 +127,8 @@ class LeaderElector:
         self._observed: str | None = None
         self._gauge = MASTER_STATUS.labels(config.name)
         self._gauge.set(0)
+        #: which failed lease requests are said (see the module notes)
+        self._quiet = LogThrottle(clock)
 
     @property
     def is_leader(self) -> bool:
@@ -193,12 +201,24 @@ class LeaderElector:
         """One bounded try to acquire or renew; any failure is just ``False``."""
         try:
             async with asyncio.timeout(bound):
-                return await self._try_acquire_or_renew()
+                answered = await self._try_acquire_or_renew()
         except TimeoutError:
-            self._log.warning("lease request timed out")
+            self._say_failed("lease request timed out", "timeout")
         except Exception as exc:  # a flaky client must not take the elector down
-            self._log.warning("lease request failed", error=repr(exc))
+            self._say_failed("lease request failed", type(exc).__name__, error=repr(exc))
+        else:
+            self._quiet.forget(LEASE_TOPIC)
+            return answered
         return False
+
+    def _say_failed(self, event: str, kind: str, **fields: str) -> None:
+        held = self._quiet.admit(LEASE_TOPIC, kind)
+        if held is None:
+            return
+        if held:
+            self._log.warning(event, suppressed=held, **fields)
+        else:
+            self._log.warning(event, **fields)
 
     async def _try_acquire_or_renew(self) -> bool:
         config = self.config
