@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,27 @@ def kubeconfig(server: str, ca_pem: bytes | str, token: str, *, name: str = "fle
     }
 
 
+def plane_kubeconfig(servers: Sequence[str], ca_pem: bytes, token: str, *, name: str,
+                     namespace: str = "default") -> dict[str, Any]:
+    """A kubeconfig reaching one plane through each of ``servers`` (replicas, or a load balancer):
+    one cluster and context per server — named ``name``, or ``name-1`` … ``name-N`` for several —
+    one user ``name-admin``, the first context current."""
+    names = [name] if len(servers) == 1 else [f"{name}-{i}" for i in range(1, len(servers) + 1)]
+    ca = base64.b64encode(ca_pem).decode()
+    user = f"{name}-admin"
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": n, "cluster": {"server": s, "certificate-authority-data": ca}}
+                     for n, s in zip(names, servers, strict=True)],
+        "users": [{"name": user, "user": {"token": token}}],
+        "contexts": [{"name": n, "context": {"cluster": n, "user": user, "namespace": namespace}}
+                     for n in names],
+        "current-context": names[0],
+        "preferences": {},
+    }
+
+
 def write_kubeconfig(path: Path | str, server: str, ca_pem: bytes | str, token: str, *,
                      name: str = "fleetkeeper", namespace: str = "default",
                      user: str = "fleetkeeper-admin") -> Path:
@@ -49,4 +71,4 @@ def write_kubeconfig(path: Path | str, server: str, ca_pem: bytes | str, token: 
     return target
 
 
-__all__ = ["kubeconfig", "write_kubeconfig"]
+__all__ = ["kubeconfig", "plane_kubeconfig", "write_kubeconfig"]

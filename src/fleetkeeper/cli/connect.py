@@ -1,8 +1,9 @@
 """How the CLI's commands reach the control plane, and how they fail.
 
 Every command that talks to a control plane (``get``, ``describe``, ``apply``,
-``delete``, ``join`` …) does so through the REST client, with the kubeconfig chosen by
-:func:`fleetkeeper.cli.paths.resolve_kubeconfig`, inside :func:`run`, which owns the
+``delete``, ``join`` …) does so through the REST client, with the kubeconfig files chosen by
+:func:`fleetkeeper.cli.paths.resolve_kubeconfigs` and the context its ``--context`` names
+(:mod:`fleetkeeper.cli.kubecontext`), inside :func:`run`, which owns the
 event loop and the client and turns failures into one line on stderr and an exit code:
 
 * **2 — the input is wrong**: a bad flag or argument, an unreadable file, invalid YAML, no
@@ -18,13 +19,13 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, NoReturn, TypeVar
+from typing import NoReturn, TypeVar
 
 import typer
 
 from fleetkeeper import errors
-from fleetkeeper.cli import paths
-from fleetkeeper.client.rest import RestClient, read_kubeconfig
+from fleetkeeper.cli import kubecontext, paths
+from fleetkeeper.client.rest import RestClient, read_kubeconfigs
 from fleetkeeper.clock import Clock, SystemClock
 from fleetkeeper.options import parse_duration
 
@@ -33,9 +34,7 @@ FIELD_MANAGER = "fleetkeeper-cli"
 #: how often a command that waits looks again
 POLL_SECONDS = 0.5
 
-KubeconfigOption = Annotated[Path | None, typer.Option(
-    "--kubeconfig", help="kubeconfig file [default: $KUBECONFIG, else the one `fleetkeeper up` writes]",
-    show_default=False)]
+KubeconfigOption = kubecontext.KubeconfigOption
 
 
 class BadInput(Exception):
@@ -69,8 +68,8 @@ def server_error(exc: errors.ApiError) -> str:
 def run(kubeconfig: Path | None, action: Callable[[Session], Awaitable[T]]) -> T:
     """Connect, run ``action``, and map failures to messages and exit codes (see the module notes)."""
     try:
-        path = paths.resolve_kubeconfig(kubeconfig)
-        creds = read_kubeconfig(path)
+        found = paths.resolve_kubeconfigs(kubeconfig)
+        creds = read_kubeconfigs(found, context=kubecontext.chosen())
     except paths.NoKubeconfig as exc:
         die(str(exc), 2)
     except (OSError, ValueError, KeyError, TypeError) as exc:

@@ -8,8 +8,9 @@ XDG base-directory rules — ``$XDG_STATE_HOME/fleetkeeper``, else
 each other with no flags at all.
 
 The commands that talk to a control plane (``get``, ``describe``, ``apply`` …) pick
-their kubeconfig like kubectl does, with one fallback added: ``--kubeconfig``, else
-the first existing file of ``$KUBECONFIG``, else ``<default state dir>/kubeconfig``.
+their kubeconfig like kubectl does (:func:`resolve_kubeconfigs`): ``--kubeconfig``, else
+the files of ``$KUBECONFIG`` merged, else ``<default state dir>/kubeconfig`` merged with
+``~/.kube/config``; ``--context`` picks a context of what was merged.
 """
 
 from __future__ import annotations
@@ -67,7 +68,37 @@ def resolve_kubeconfig(explicit: Path | None, env: Mapping[str, str] | None = No
         "KUBECONFIG, or start the control plane with `fleetkeeper up`, which writes " + str(fallback))
 
 
+def kube_config(env: Mapping[str, str] | None = None) -> Path:
+    """kubectl's own default, ``~/.kube/config``."""
+    environ = os.environ if env is None else env
+    home = environ.get("HOME", "").strip()
+    return (Path(home) if home else Path.home()) / ".kube" / "config"
+
+
+def resolve_kubeconfigs(explicit: Path | None, env: Mapping[str, str] | None = None) -> list[Path]:
+    """The kubeconfig files to merge, as kubectl picks them, with the plane's own file first when
+    nothing is named: ``--kubeconfig``; else every existing file of ``$KUBECONFIG``; else the
+    state directory's kubeconfig (``fleetkeeper up`` writes it, and its context is current) and
+    ``~/.kube/config``, those that exist — so ``--context`` reaches the contexts of either.
+    Raises :class:`NoKubeconfig`."""
+    if explicit is not None:
+        return [resolve_kubeconfig(explicit, env)]
+    environ = os.environ if env is None else env
+    listed = [Path(p) for p in environ.get("KUBECONFIG", "").split(os.pathsep) if p.strip()]
+    found = [path for path in dict.fromkeys(listed) if path.is_file()]
+    if found:
+        return found
+    fallbacks = [default_state_dir(environ) / KUBECONFIG_FILE, kube_config(environ)]
+    found = [path for path in fallbacks if path.is_file()]
+    if found:
+        return found
+    looked = [str(p) for p in [*listed, *fallbacks]]
+    raise NoKubeconfig(
+        "no kubeconfig found (looked at " + ", ".join(looked) + "): pass --kubeconfig FILE, set "
+        "KUBECONFIG, or start the control plane with `fleetkeeper up`, which writes " + str(fallbacks[0]))
+
+
 __all__ = [
     "KUBECONFIG_FILE", "LOCK_FILE", "PKI_DIR", "STORE_FILE", "TOKENS_FILE", "NoKubeconfig",
-    "agent_kubeconfig_name", "default_state_dir", "resolve_kubeconfig",
+    "agent_kubeconfig_name", "default_state_dir", "kube_config", "resolve_kubeconfig", "resolve_kubeconfigs",
 ]

@@ -26,7 +26,7 @@ from __future__ import annotations
 import base64
 import builtins
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -70,14 +70,54 @@ class Credentials:
 
 def read_kubeconfig(path: Path | str, *, context: str | None = None) -> Credentials:
     """The server, CA, token and namespace of ``context`` (default: the current context)."""
-    doc = yaml.safe_load(Path(path).read_text()) or {}
+    return read_kubeconfigs([Path(path)], context=context)
+
+
+def merge_kubeconfigs(paths: Sequence[Path]) -> dict[str, Any]:
+    """Several kubeconfig files as one, merged as kubectl merges ``$KUBECONFIG``: the first file
+    to name a cluster, user or context wins, and so does the first ``current-context``. A
+    relative ``certificate-authority`` is taken from its own file's directory."""
+    merged: dict[str, Any] = {"clusters": [], "users": [], "contexts": [], "current-context": None}
+    seen: dict[str, set[Any]] = {"clusters": set(), "users": set(), "contexts": set()}
+    for path in paths:
+        doc = yaml.safe_load(Path(path).read_text()) or {}
+        if not isinstance(doc, dict):
+            raise ValueError(f"kubeconfig {path}: not a mapping")
+        for section in ("clusters", "users", "contexts"):
+            for item in doc.get(section) or []:
+                if not isinstance(item, dict) or item.get("name") in seen[section]:
+                    continue
+                seen[section].add(item.get("name"))
+                if section == "clusters":
+                    item = _anchor_ca(item, Path(path).parent)
+                merged[section].append(item)
+        merged["current-context"] = merged["current-context"] or doc.get("current-context")
+    return merged
+
+
+def _anchor_ca(item: dict[str, Any], directory: Path) -> dict[str, Any]:
+    cluster = item.get("cluster")
+    if not isinstance(cluster, dict):
+        return item
+    ca = cluster.get("certificate-authority")
+    if not isinstance(ca, str) or Path(ca).is_absolute():
+        return item
+    return {**item, "cluster": {**cluster, "certificate-authority": str(directory / ca)}}
+
+
+def read_kubeconfigs(paths: Sequence[Path], *, context: str | None = None) -> Credentials:
+    """:func:`read_kubeconfig` of the files ``paths`` merged (:func:`merge_kubeconfigs`)."""
+    doc = merge_kubeconfigs(paths)
+    where = ", ".join(str(p) for p in paths)
     wanted = context or doc.get("current-context")
+    if not wanted:
+        raise ValueError(f"kubeconfig {where}: no current-context; pass --context NAME")
 
     def pick(section: str, name: Any) -> dict[str, Any]:
         for item in doc.get(section) or []:
             if isinstance(item, dict) and item.get("name") == name:
                 return dict(item.get(section[:-1]) or {})
-        raise ValueError(f"kubeconfig {path}: no {section[:-1]} named {name!r}")
+        raise ValueError(f"kubeconfig {where}: no {section[:-1]} named {name!r}")
 
     ctx = pick("contexts", wanted)
     cluster = pick("clusters", ctx.get("cluster"))
@@ -340,4 +380,5 @@ class RestClient:
             raise errors.InternalError(f"watch {path}: the stream from the API server broke: {exc}") from exc
 
 
-__all__ = ["WATCH_TIMEOUT_SECONDS", "Credentials", "RestClient", "read_kubeconfig"]
+__all__ = ["WATCH_TIMEOUT_SECONDS", "Credentials", "RestClient", "merge_kubeconfigs", "read_kubeconfig",
+           "read_kubeconfigs"]

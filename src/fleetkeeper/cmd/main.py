@@ -89,6 +89,11 @@ def _cmd_agent() -> ModuleType:
     return agent
 
 
+def _cmd_kubeconfig() -> ModuleType:
+    from fleetkeeper.cmd import kubeconfig
+    return kubeconfig
+
+
 def _cmd_member_sim() -> ModuleType:
     from fleetkeeper.cmd import member_sim
     return member_sim
@@ -168,6 +173,8 @@ COMMANDS: dict[str, Lazy] = {
     "agent": Lazy(_cmd_agent, "agent",
                   "Run the Pull agent of one member cluster: heartbeat, status and Works, over HTTPS."),
     "token": Lazy(_cmd_agent, "token_app", "Credentials for Pull agents: create-agent, revoke."),
+    "kubeconfig": Lazy(_cmd_kubeconfig, "kubeconfig",
+                       "Print a kubeconfig for the plane: any replica, or a load balancer in front."),
     "member-sim": Lazy(_cmd_member_sim, "member_sim",
                        "Serve one simulated member cluster as a Kubernetes API over HTTPS."),
     # the traffic loop: the DNS detector of member clusters, the load balancer, fault drills
@@ -242,15 +249,19 @@ def plain(command: Any) -> Any:
 
 def load_command(name: str) -> Any:
     """The (click) command ``name`` runs, its module imported now."""
+    from fleetkeeper.cli.kubecontext import add_context_flag
+
     target = COMMANDS[name].load()
     if isinstance(target, typer.Typer):
         group = plain(typer.main.get_group(target))
         group.name = name
+        add_context_flag(group)
         return group
     single = typer.Typer(pretty_exceptions_enable=False, add_completion=False, rich_markup_mode=None)
     single.command(name, cls=Command)(target)
     command = typer.main.get_command(single)
     command.name = name
+    add_context_flag(command)
     return command
 
 
