@@ -57,6 +57,8 @@ from fleetkeeper.apiserver.discovery import AGGREGATED_CONTENT_TYPE, version_inf
 from fleetkeeper.apiserver.metrics import Children, labels_of
 from fleetkeeper.apiserver.fieldcheck import duplicate_fields
 from fleetkeeper.apiserver.namespaces import Bootstrap
+from fleetkeeper.apiserver.openapi_v2 import PROTOBUF as OPENAPI_V2
+from fleetkeeper.apiserver.openapi_v2 import PROTOBUF_ANSWER as OPENAPI_V2_ANSWER
 from fleetkeeper.apiserver.request import decode_object, media_type, read_body, resolve
 from fleetkeeper.apiserver.state import Context, ServerConfig, ServerState, json_response, status_response
 from fleetkeeper.apiserver.watch import watch_response
@@ -93,7 +95,7 @@ class ApiServerApp:
         fixed: list[tuple[str, Handler]] = [
             ("/healthz", self._health), ("/livez", self._health), ("/readyz", self._health),
             ("/version", self._version), ("/api", self._api), ("/apis", self._apis),
-            ("/openapi/v3", self._openapi_index),
+            ("/openapi/v3", self._openapi_index), ("/openapi/v2", self._openapi_v2),
         ]
         routes = [Route(path, self._guard(fn), methods=get) for path, fn in fixed]
         routes += [Route(path + "/", self._guard(fn), methods=get) for path, fn in fixed]
@@ -204,6 +206,17 @@ class ApiServerApp:
 
     async def _openapi_index(self, request: Request, user: User) -> Response:
         return json_response(self.state.openapi.index())
+
+    async def _openapi_v2(self, request: Request, user: User) -> Response:
+        """Swagger 2.0 of every served kind: protobuf when asked for (kubectl), JSON otherwise."""
+        body, proto, etag = self.state.openapi.v2()
+        headers = {"Etag": f'"{etag}"', "Vary": "Accept"}
+        if f'"{etag}"' in (request.headers.get("if-none-match") or ""):
+            return Response(status_code=304, headers=headers)
+        accept = request.headers.get("accept") or ""
+        if OPENAPI_V2 in accept or OPENAPI_V2_ANSWER in accept:
+            return Response(proto, media_type=OPENAPI_V2_ANSWER, headers=headers)
+        return Response(body, media_type="application/json", headers=headers)
 
     async def _openapi_doc(self, request: Request, user: User) -> Response:
         parts = request.path_params["path"].strip("/").split("/")

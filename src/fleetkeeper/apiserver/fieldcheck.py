@@ -122,6 +122,11 @@ class _Compiler:
             node.leaf = node.items.leaf
 
 
+def compile_schema(schema: dict[str, Any], components: dict[str, dict[str, Any]] | None = None) -> Node:
+    """The tree of an OpenAPI v3 schema (``components``: the schemas its ``$ref`` name)."""
+    return _Compiler(components or {}).node(schema)
+
+
 def _with_metadata(root: Node) -> Node:
     """Every kind's ``metadata`` is ``ObjectMeta``; ``apiVersion`` and ``kind`` are always known."""
     meta = _object_meta()
@@ -161,7 +166,7 @@ def _declared(info: ResourceInfo) -> Node | None:
     cached = _DECLARED.get(id(schema))
     if cached is not None and cached[0] is schema:
         return cached[1]
-    node = _with_metadata(_Compiler({}).node(dict(schema)))
+    node = _with_metadata(compile_schema(dict(schema)))
     if len(_DECLARED) >= 256:
         _DECLARED.clear()
     _DECLARED[id(schema)] = (schema, node)
@@ -219,4 +224,4 @@ def duplicate_fields(body: bytes) -> list[str]:
     return [format_path(p) for p in out]
 
 
-__all__ = ["MAX_REPORTED", "Node", "checker_for", "duplicate_fields", "format_path"]
+__all__ = ["MAX_REPORTED", "Node", "checker_for", "compile_schema", "duplicate_fields", "format_path"]

@@ -29,6 +29,9 @@ from typing import Any
 
 import msgspec
 
+from fleetkeeper.api.builtin import BUILTIN
+from fleetkeeper.api.scheme import split_api_version
+
 _MODELS = "lightkube.models."
 #: lightkube module → the OpenAPI name prefix kube-apiserver uses for its types
 _PREFIXES = {
@@ -162,19 +165,52 @@ def _modules() -> dict[str, ModuleType]:
     return {module.__name__.removeprefix(_MODELS): module for module in found}
 
 
+@functools.cache
+def _built() -> tuple[dict[tuple[str, str, str], str], dict[str, dict[str, Any]]]:
+    """Every built-in kind's component name and the schemas of all their types (one pass: the
+    types the kinds share are read once)."""
+    modules = _modules()
+    classes: dict[tuple[str, str, str], type] = {}
+    for model in BUILTIN.values():
+        group, version = split_api_version(model.API_VERSION)
+        cls = getattr(modules.get(module_name(group, version)), model.KIND, None)
+        if isinstance(cls, type) and issubclass(cls, msgspec.Struct):
+            classes[(group, version, model.KIND)] = cls
+    builder = _Builder()
+    roots: dict[tuple[str, str, str], str] = {}
+    for key, info in zip(classes, msgspec.inspect.multi_type_info(list(classes.values())), strict=True):
+        assert isinstance(info, msgspec.inspect.StructType)
+        roots[key] = builder.ref(info)["$ref"].rsplit("/", 1)[1]
+    return roots, builder.schemas
+
+
+def _referenced(node: Any, out: set[str]) -> None:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            out.add(ref.rsplit("/", 1)[1])
+        for value in node.values():
+            _referenced(value, out)
+    elif isinstance(node, list):
+        for value in node:
+            _referenced(value, out)
+
+
 @functools.lru_cache(maxsize=64)
 def kind_schemas(group: str, version: str, kind: str) -> tuple[str, dict[str, dict[str, Any]]] | None:
-    """The component name of a built-in kind and the schemas it needs, or ``None`` when
-    lightkube does not model that group/version/kind. The result is shared: do not change it."""
-    module = _modules().get(module_name(group, version))
-    cls = getattr(module, kind, None) if module is not None else None
-    if not isinstance(cls, type) or not issubclass(cls, msgspec.Struct):
+    """The component name of a built-in kind and the schemas it needs, or ``None`` when it is
+    not one lightkube models. The result is shared: do not change it."""
+    roots, schemas = _built()
+    name = roots.get((group, version, kind))
+    if name is None:
         return None
-    info = msgspec.inspect.type_info(cls)
-    assert isinstance(info, msgspec.inspect.StructType)
-    builder = _Builder()
-    ref = builder.ref(info)["$ref"]
-    return ref.rsplit("/", 1)[1], builder.schemas
+    needed, pending = {name}, [name]
+    while pending:
+        found: set[str] = set()
+        _referenced(schemas[pending.pop()], found)
+        pending += sorted(found - needed)
+        needed |= found
+    return name, {n: schemas[n] for n in sorted(needed)}
 
 
 __all__ = ["kind_schemas", "module_name", "type_prefix"]

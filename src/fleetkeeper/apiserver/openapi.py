@@ -14,23 +14,28 @@ Pydantic's JSON Schema is close to OpenAPI 3.0 but not equal, so :func:`_convert
 rewrites it: ``$defs`` → ``components/schemas`` (names prefixed Kubernetes-style,
 ``io.karmada.policy.v1alpha1.Placement``), ``Optional[X]`` (``anyOf`` with null) → ``X``,
 ``$ref`` with siblings → ``allOf: [$ref]``, free-form maps and ``Any`` →
-``x-kubernetes-preserve-unknown-fields``, ``const`` → ``enum``, titles dropped. Kinds
-kept unstructured (Deployment …) get ``metadata`` plus preserved unknown fields.
+``x-kubernetes-preserve-unknown-fields``, ``const`` → ``enum``, titles dropped. The
+descriptions come from the models' docstrings: they are made plain sentences
+(:func:`plain_text` drops the reST markup), and a field that has none says what its
+type's says. Kubernetes' own kinds (Deployment …) are described by Kubernetes' schemas
+(:mod:`~fleetkeeper.apiserver.kubeschema`); another kind kept unstructured gets
+``metadata`` plus preserved unknown fields.
 
 Kinds a CustomResourceDefinition defines are described by the CRD's own
 ``openAPIV3Schema`` (``kubectl explain guestbook.spec`` walks it), with the typed
 ``metadata`` every kind has. As for Kubernetes' CRDs, no PATCH operation offers strategic
 merge, so ``kubectl apply`` sends JSON merge patches for them.
 
-Nothing is served at ``/openapi/v2``: kubectl parses only protobuf there, and a 404
-makes it fall back correctly. Documents are built once per group-version and cached
-with their hash (the index's ``?hash=``) until the scheme changes (a CRD was added,
-changed or removed).
+``/openapi/v2`` serves the same schemas as one Swagger 2.0 document
+(:mod:`~fleetkeeper.apiserver.openapi_v2`). Documents are built once per group-version
+and cached with their hash (the index's ``?hash=``) until the scheme changes (a CRD was
+added, changed or removed).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any
 
 import orjson
@@ -40,9 +45,29 @@ from fleetkeeper.api.crd import custom_kind
 from fleetkeeper.api.jsoncopy import json_copy
 from fleetkeeper.api.meta import Unstructured
 from fleetkeeper.api.scheme import ResourceInfo, Scheme
+from fleetkeeper.apiserver import openapi_v2
+from fleetkeeper.apiserver.kubeschema import kind_schemas
 
 _NO_REF = "#/$defs/"
 _QUERY = [("dryRun", "string"), ("fieldManager", "string"), ("fieldValidation", "string")]
+#: reST roles (``:class:`~a.b.C```, ``:attr:`x <a.b.x>```), literals (````x````) and emphasis
+_ROLE = re.compile(r":[a-z]+:`~?(?:([^`<]*?)\s*<[^`>]*>|([^`]*))`")
+_LITERAL = re.compile(r"``([^`]*)``|`([^`]*)`|\*\*([^*]*)\*\*")
+
+
+def _role(match: re.Match[str]) -> str:
+    text, target = match.group(1), match.group(2)
+    if text is not None:
+        return text
+    return target.rsplit(".", 1)[-1] if "`~" in match.group(0) else target
+
+
+def plain_text(text: str) -> str:
+    """A docstring as plain sentences: reST roles and literals become their text (``:class:`~a.B```
+    → ``B``), and the lines of a paragraph are joined."""
+    text = _LITERAL.sub(lambda m: next(g for g in m.groups() if g is not None), _ROLE.sub(_role, text))
+    paragraphs = [" ".join(line.strip() for line in block.splitlines()) for block in text.split("\n\n")]
+    return "\n\n".join(p for p in paragraphs if p)
 
 
 def schema_prefix(group: str, version: str) -> str:
@@ -73,6 +98,8 @@ def _convert(node: Any, prefix: str) -> Any:
             out[key] = "#/components/schemas/" + prefix + value[len(_NO_REF):]
         elif key == "const":
             out["enum"] = [value]
+        elif key == "description" and isinstance(value, str):
+            out[key] = plain_text(value)
         elif key == "additionalProperties" and value is True:
             out["x-kubernetes-preserve-unknown-fields"] = True
         elif key == "additionalProperties" and value is False:
@@ -99,21 +126,56 @@ def _component_schemas(infos: list[ResourceInfo], prefix: str) -> dict[str, Any]
     for info in infos:
         ref = keys[(info.model, "validation")].get("$ref", "")
         schema = schemas.pop(prefix + ref[len(_NO_REF):])
-        schemas[prefix + info.kind] = schema
-        if issubclass(info.model, Unstructured):
+        builtin = kind_schemas(info.group, info.version, info.kind) \
+            if issubclass(info.model, Unstructured) and custom_kind(info.group_kind) is None else None
+        if builtin is not None:
+            schema = _builtin(*builtin, schemas)
+        elif issubclass(info.model, Unstructured):
             schema["description"] = (f"{info.kind} ({info.api_version}), stored as given: fleetkeeper keeps "
                                      "the kinds it does not model unstructured.")
             schema["x-kubernetes-preserve-unknown-fields"] = True
             _declared(info, schema)
+        schemas[prefix + info.kind] = schema
         schema["x-kubernetes-group-version-kind"] = [
             {"group": info.group, "version": info.version, "kind": info.kind}
         ]
         properties = schema.setdefault("properties", {})
-        properties["apiVersion"] = {"type": "string", "description": "APIVersion defines the versioned "
-                                    "schema of this representation of an object."}
-        properties["kind"] = {"type": "string", "description": "Kind is a string value representing the "
-                              "REST resource this object represents."}
+        properties.setdefault("apiVersion", {"type": "string", "description": "APIVersion defines the "
+                                             "versioned schema of this representation of an object."})
+        properties.setdefault("kind", {"type": "string", "description": "Kind is a string value representing "
+                                       "the REST resource this object represents."})
+    _described_fields(schemas, prefix)
     return schemas
+
+
+def _builtin(name: str, found: dict[str, Any], schemas: dict[str, Any]) -> dict[str, Any]:
+    """A Kubernetes kind's schema and the types it refers to (the shared ones are not changed)."""
+    for type_name, schema in found.items():
+        schemas.setdefault(type_name, schema)
+    root = dict(found[name])
+    root["properties"] = dict(root.get("properties") or {})
+    return root
+
+
+def _described_fields(schemas: dict[str, Any], prefix: str) -> None:
+    """A field of ours without a description of its own says what its type's says (what kubectl
+    explain prints for it)."""
+    refs = "#/components/schemas/"
+    for name, schema in schemas.items():
+        if not name.startswith(prefix):
+            continue
+        properties = schema.get("properties") or {}
+        for field, sub in properties.items():
+            if not isinstance(sub, dict) or "description" in sub:
+                continue
+            target = sub.get("$ref") or (sub.get("allOf") or [{}])[0].get("$ref")
+            described = schemas.get(str(target).removeprefix(refs), {}).get("description") if target else None
+            if not described:
+                continue
+            described_sub = {k: v for k, v in sub.items() if k != "$ref"}
+            if "$ref" in sub:  # kubectl explain reads a description beside a reference only under allOf
+                described_sub["allOf"] = [{"$ref": target}]
+            properties[field] = {**described_sub, "description": described}
 
 
 def _declared(info: ResourceInfo, schema: dict[str, Any]) -> None:
@@ -204,6 +266,7 @@ class OpenAPI:
         self._generation = -1
         self._by_gv: dict[tuple[str, str], list[ResourceInfo]] = {}
         self._docs: dict[tuple[str, str], tuple[bytes, str]] = {}
+        self._v2: tuple[bytes, bytes, str] | None = None
 
     @property
     def _infos(self) -> dict[tuple[str, str], list[ResourceInfo]]:
@@ -214,6 +277,7 @@ class OpenAPI:
             for info in self._scheme.infos():
                 self._by_gv.setdefault((info.group, info.version), []).append(info)
             self._docs = {}
+            self._v2 = None
         return self._by_gv
 
     @staticmethod
@@ -230,6 +294,20 @@ class OpenAPI:
             body = orjson.dumps(self._build(group, version), option=orjson.OPT_SORT_KEYS)
             self._docs[gv] = (body, hashlib.sha256(body).hexdigest()[:32].upper())
         return self._docs[gv]
+
+    def v2(self) -> tuple[bytes, bytes, str]:
+        """The Swagger 2.0 document of every served kind: JSON, protobuf, and its hash."""
+        infos = self._infos  # drops a stale copy first
+        if self._v2 is None:
+            documents = []
+            for group, version in sorted(infos):
+                doc = self.document(group, version)
+                assert doc is not None
+                documents.append(orjson.loads(doc[0]))
+            swagger = openapi_v2.swagger(documents, version="v1")
+            body = orjson.dumps(swagger)
+            self._v2 = (body, openapi_v2.encode(swagger), hashlib.sha256(body).hexdigest()[:32].upper())
+        return self._v2
 
     def index(self) -> dict[str, Any]:
         paths = {}
