@@ -81,6 +81,10 @@ class Options:
     default_cluster_taint_policy: bool = True
     #: pause NoExecute evictions while more than this share of clusters is not Ready (0 disables)
     eviction_circuit_breaker_threshold: float = 0.55
+    #: keep a FailoverReady condition on every binding (the failover-readiness controller)
+    failover_readiness: bool = False
+    #: the failure domain readiness assumes lost: cluster, zone or region
+    failover_readiness_domain: str = "cluster"
     # service-name-resolution detector (per node of a member)
     detect_period: float = 5.0
     detect_success_threshold: float = 30.0
@@ -121,6 +125,8 @@ def camel(name: str) -> str:
 
 
 _BY_CAMEL = {camel(f.name): f for f in dataclasses.fields(Options)}
+#: the values of ``failover_readiness_domain``
+READINESS_DOMAINS = ("cluster", "zone", "region")
 
 
 def options_from_settings(settings: dict[str, Any], *, path: str = "settings") -> Options:
@@ -148,6 +154,8 @@ def options_from_settings(settings: dict[str, Any], *, path: str = "settings") -
                     raise ValueError(f"expected a string, got {value!r}")
                 if fld.name == "skipped_propagating_namespaces":
                     namespace_patterns(value)
+                if fld.name == "failover_readiness_domain" and value not in READINESS_DOMAINS:
+                    raise ValueError(f"must be one of {', '.join(READINESS_DOMAINS)}, got {value!r}")
                 changes[fld.name] = value
         except ValueError as exc:
             raise ValueError(f"{path}.{key}: {exc}") from None
@@ -189,5 +197,5 @@ def _float_setting(name: str, value: Any) -> float:
     return parse_duration(value)
 
 
-__all__ = ["Options", "camel", "format_duration", "namespace_patterns", "options_from_settings",
-           "parse_duration"]
+__all__ = ["READINESS_DOMAINS", "Options", "camel", "format_duration", "namespace_patterns",
+           "options_from_settings", "parse_duration"]

@@ -49,6 +49,10 @@ HELP: dict[str, str] = {
     "default_cluster_taint_policy": "install the default ClusterTaintPolicy (NoExecute on Ready≠True)",
     "eviction_circuit_breaker_threshold": "pause evictions while more than this share of clusters fails "
                                           "(0 disables)",
+    "failover_readiness": "keep a FailoverReady condition on every binding: does it survive the loss of "
+                          "any one failure domain?",
+    "failover_readiness_domain": "the failure domain failover readiness assumes lost: cluster, zone or "
+                                 "region",
     "scheduler_name": "the scheduler name this scheduler serves",
     "enable_empty_workload_propagation": "propagate workloads scaled to zero replicas",
     "concurrent_syncs": "workers per controller",

@@ -66,6 +66,7 @@ from fleetkeeper.controllers import (
 from fleetkeeper.interpreter import Interpreter
 from fleetkeeper.members.interface import MemberPool
 from fleetkeeper.options import Options
+from fleetkeeper.readiness import controller as readiness
 from fleetkeeper.runtime.context import Context, Scope
 from fleetkeeper.runtime.gcpause import Collector
 from fleetkeeper.runtime.leaderelection import LeaderElectionConfig, LeaderElector
@@ -108,6 +109,8 @@ SPECS: tuple[ControllerSpec, ...] = (
     # (like Karmada's example DaemonSet) and their Services' HTTP endpoints
     member_addons.SPEC,
     scheduler.SPEC,
+    # last, lowest tier: whether each binding survives the loss of any one failure domain
+    readiness.SPEC,
 )
 #: collector thresholds of a control-plane process (see :func:`tune_gc`)
 GC_THRESHOLDS = (50_000, 20, 10)

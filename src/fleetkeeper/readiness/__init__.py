@@ -3,5 +3,7 @@
 ``whatif`` is the pure core — the real scheduler, the taint manager's rules, the default
 taint policy and the circuit breaker applied to a copy of the fleet with some clusters
 failed; ``capacity`` keeps the books of the room the moved replicas take; ``live`` reads
-the fleet from a running control plane.
+the fleet from a running control plane; ``assess`` turns a what-if per failure domain into
+each binding's ``FailoverReady`` condition, and ``controller`` keeps that condition up to
+date on the plane, at the lowest tier.
 """

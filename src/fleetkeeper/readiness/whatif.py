@@ -109,12 +109,16 @@ class Fleet:
     the circuit breaker's threshold. Cluster facts are parsed once and shared by every what-if."""
 
     def __init__(self, clusters: Iterable[Cluster], bindings: Iterable[Binding],
-                 policies: Iterable[ClusterTaintPolicy], *, threshold: float) -> None:
+                 policies: Iterable[ClusterTaintPolicy], *, threshold: float,
+                 facts: Mapping[str, ClusterFacts] | None = None) -> None:
         self.clusters: dict[str, Cluster] = {c.name: c for c in clusters}
         self.bindings: tuple[Binding, ...] = tuple(bindings)
         self.policies: tuple[ClusterTaintPolicy, ...] = tuple(policies)
         self.threshold = threshold
-        self.facts: dict[str, ClusterFacts] = {name: facts_of(c) for name, c in self.clusters.items()}
+        #: each cluster's facts (``facts``: parsed beforehand, by name, for the same versions)
+        known = facts or {}
+        self.facts: dict[str, ClusterFacts] = {name: known.get(name) or facts_of(c)
+                                               for name, c in self.clusters.items()}
 
     def in_domain(self, *, region: str | None = None, zone: str | None = None,
                   provider: str | None = None) -> list[str]:
@@ -235,9 +239,7 @@ class _Decider:
             producer=constants.PRODUCER_TAINT_MANAGER, reason=constants.EVICTION_REASON_TAINT_UNTOLERATED,
             purge_mode=taint_rules.purge_mode(binding.spec.failover, constants.PURGE_GRACEFULLY),
             creation_timestamp=self._now)
-        spec = binding.spec
-        for name in plan.evict:
-            spec = eviction_rules.graceful_evict_cluster(spec, name, options)
+        spec, _, _ = taint_rules.evict_clusters(binding.spec, binding.status, plan.evict, options)
         kept = {t.name: t.replicas for t in spec.clusters or ()}
         applied = binding.annotations().get(constants.APPLIED_PLACEMENT_ANNOTATION, "")
         if schedule_trigger(spec, binding.status, applied, self._snapshot.deleting) is None:
