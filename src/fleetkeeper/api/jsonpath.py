@@ -16,6 +16,10 @@ evaluator with missing keys as errors (Karmada's setting):
   ``<nil>``, and numbers in ``%v`` form — 2 is ``2`` and 1734462491693 is
   ``1.734462491693e+12``. The results of one action are joined by one space.
 
+:func:`print_template` and :func:`find_results` read templates as kubectl's ``-o jsonpath=``
+and ``-o custom-columns=`` do (``fleetkeeper get``): missing keys allowed, and numbers as the
+API server sent them (an integer stays one).
+
 Go iterates maps in random order; here map values are visited by sorted key, so results
 are deterministic. It lives in ``api`` because both admission (syntax checks, with
 :func:`parse`) and the failover controllers (evaluation) use it; the grammar is in
@@ -42,9 +46,9 @@ def _children(value: Any) -> list[Any]:
     return []
 
 
-def _field(values: list[Any], name: str) -> list[Any]:
+def _field(values: list[Any], name: str, missing_ok: bool) -> list[Any]:
     found = [v[name] for v in values if isinstance(v, dict) and name in v]
-    if not found and values:
+    if not found and values and not missing_ok:
         raise JSONPathError(f"{name} is not found")
     return found
 
@@ -116,7 +120,8 @@ def _compare(left: Any, operator: str, right: Any) -> bool:
     return bool(checks[operator])
 
 
-def _filter(values: list[Any], left: list[Node], operator: str, right: list[Node]) -> list[Any]:
+def _filter(values: list[Any], left: list[Node], operator: str, right: list[Node],
+            missing_ok: bool) -> list[Any]:
     out: list[Any] = []
     for value in values:
         if not isinstance(value, list):
@@ -124,15 +129,15 @@ def _filter(values: list[Any], left: list[Node], operator: str, right: list[Node
         for item in value:
             if operator == "exists":
                 try:
-                    if _walk([item], left):
+                    if _walk([item], left, missing_ok):
                         out.append(item)
                 except JSONPathError:
                     pass
                 continue
-            lefts = _walk([item], left)
+            lefts = _walk([item], left, missing_ok)
             if not lefts:
                 continue
-            rights = _walk([item], right)
+            rights = _walk([item], right, missing_ok)
             if not rights:
                 continue
             if len(lefts) > 1 or len(rights) > 1:
@@ -142,16 +147,16 @@ def _filter(values: list[Any], left: list[Node], operator: str, right: list[Node
     return out
 
 
-def _walk(values: list[Any], nodes: Sequence[Node]) -> list[Any]:
+def _walk(values: list[Any], nodes: Sequence[Node], missing_ok: bool = False) -> list[Any]:
     for node in nodes:
-        values = _step(values, node)
+        values = _step(values, node, missing_ok)
     return values
 
 
-def _step(values: list[Any], node: Node) -> list[Any]:
+def _step(values: list[Any], node: Node, missing_ok: bool) -> list[Any]:
     kind = node.kind
     if kind == "field":
-        return _field(values, node.value) if values else []
+        return _field(values, node.value, missing_ok) if values else []
     if kind == "array":
         return _array(values, node.value)
     if kind == "wildcard":
@@ -159,10 +164,10 @@ def _step(values: list[Any], node: Node) -> list[Any]:
     if kind == "recursive":
         return _recursive(values)
     if kind == "union":
-        return [found for member in node.value for found in _walk(values, member)]
+        return [found for member in node.value for found in _walk(values, member, missing_ok)]
     if kind == "filter":
         left, operator, right = node.value
-        return _filter(values, left, operator, right)
+        return _filter(values, left, operator, right, missing_ok)
     if kind in ("text", "int", "float", "bool"):
         return [node.value for _ in values] if kind != "text" else [node.value]
     raise JSONPathError(f"unrecognized identifier {node.value}")
@@ -192,23 +197,49 @@ def _blocks(nodes: Sequence[Node]) -> list[Any]:
     return root
 
 
-def _render(blocks: Sequence[Any], document: Any) -> str:
+def _render(blocks: Sequence[Any], document: Any, missing_ok: bool) -> str:
     parts: list[str] = []
     for block in blocks:
         if isinstance(block, tuple):
             _, path, body = block
-            for item in _walk([document], path):
-                parts.append(_render(body, item))
+            for item in _walk([document], path, missing_ok):
+                parts.append(_render(body, item, missing_ok))
         elif block.kind == "text":
             parts.append(block.value)
         else:
-            parts.append(" ".join(_text(v) for v in _walk([document], block.value)))
+            parts.append(" ".join(_text(v) for v in _walk([document], block.value, missing_ok)))
     return "".join(parts)
 
 
 def evaluate(template: str, document: Any) -> str:
     """The text a JSONPath template prints for ``document`` (Karmada's ``parseJSONValue``)."""
-    return _render(_blocks(parse(template)), _as_go(document))
+    return _render(_blocks(parse(template)), _as_go(document), False)
+
+
+def print_template(template: str, document: Any) -> str:
+    """The text ``kubectl -o jsonpath=TEMPLATE`` prints for ``document``: a missing key prints
+    nothing (kubectl allows missing keys) and numbers print as the API server sent them
+    (integers stay integers)."""
+    return _render(_blocks(parse(template)), document, True)
+
+
+def find_results(template: str, document: Any) -> list[list[Any]]:
+    """The values of each action of ``template`` in ``document``, missing keys allowed
+    (client-go's ``FindResults``, what ``kubectl -o custom-columns`` reads a cell from)."""
+    return _results(_blocks(parse(template)), document)
+
+
+def _results(blocks: Sequence[Any], document: Any) -> list[list[Any]]:
+    out: list[list[Any]] = []
+    for block in blocks:
+        if isinstance(block, tuple):
+            _, path, body = block
+            out.extend(found for item in _walk([document], path, True) for found in _results(body, item))
+        elif block.kind == "text":
+            out.append([block.value])
+        else:
+            out.append(_walk([document], block.value, True))
+    return out
 
 
 def _as_go(value: Any) -> Any:
@@ -316,4 +347,4 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-__all__ = ["JSONPathError", "evaluate", "go_float", "go_json", "parse"]
+__all__ = ["JSONPathError", "evaluate", "find_results", "go_float", "go_json", "parse", "print_template"]

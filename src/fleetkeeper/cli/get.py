@@ -12,12 +12,19 @@ applied and healthy; timeline entries read as a log (oldest first)::
     fleetkeeper get timeline --field-selector subject.name=member1
 
 ``-o yaml|json`` print the objects as the API server has them (a ``List`` for more than
-one); ``-o wide`` adds columns. Namespaced kinds use ``-n NS``, ``-A`` for every
+one); ``-o wide`` adds columns; ``-o jsonpath=TEMPLATE`` and ``-o custom-columns=SPEC`` are
+kubectl's (:mod:`fleetkeeper.cli.output`). Namespaced kinds use ``-n NS``, ``-A`` for every
 namespace, else the kubeconfig context's namespace.
+
+``-w`` (``--watch``) prints what there is, then each change as it happens — a row, an
+object or a template's text per added, modified or deleted object, as ``kubectl get -w``
+does — until Ctrl-C, or for ``--request-timeout`` at most. The watch resumes from the
+listing's resourceVersion, so no change between the two is lost.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import datetime
 from typing import Annotated, Any
@@ -25,13 +32,13 @@ from typing import Annotated, Any
 import typer
 import yaml
 
-from fleetkeeper.api.meta import Resource
 from fleetkeeper.api.scheme import ResourceInfo
 from fleetkeeper.cli import connect, kinds
+from fleetkeeper.cli import output as o
 from fleetkeeper.cli import table as t
 from fleetkeeper.cli.table import Column, dig
 
-OUTPUTS = ("table", "wide", "yaml", "json")
+OUTPUTS = o.PLAIN
 
 
 # --------------------------------------------------------------------------- cells
@@ -187,6 +194,80 @@ def namespace_for(info: ResourceInfo, namespace: str | None, all_namespaces: boo
     return namespace or default
 
 
+class Printer:
+    """Prints what ``get`` found, then (with ``-w``) each changed object, in the chosen output."""
+
+    def __init__(self, out: o.Output, info: ResourceInfo, *, all_namespaces: bool, watching: bool) -> None:
+        self.out, self.info, self.watching = out, info, watching
+        self.columns = columns_for(info, all_namespaces=all_namespaces)
+        self.printed = 0
+
+    def first(self, objects: list[dict[str, Any]], *, single: bool, where: str, now: datetime) -> None:
+        """The listing (or the one object); ``No … found`` when a table would be empty."""
+        streamed = self.out.format in ("yaml", "json", "jsonpath")
+        if streamed and not self.watching:
+            self._whole(objects, single=single)
+        elif streamed:
+            for obj in objects:
+                self.changed(obj, now=now)
+        elif objects:
+            self._rows(objects, now=now)
+        else:
+            typer.echo(f"No {self.info.plural} found{where}.", err=True)
+
+    def _whole(self, objects: list[dict[str, Any]], *, single: bool) -> None:
+        if self.out.format == "jsonpath":
+            document = objects[0] if single and objects else o.as_list(objects)
+            typer.echo(self._jsonpath(document), nl=False)
+        else:
+            typer.echo(dump(objects, self.out.format, single=single))
+
+    def _jsonpath(self, document: Any) -> str:
+        try:
+            return o.print_jsonpath(self.out.template, document)
+        except ValueError as exc:
+            raise connect.Failed(str(exc)) from None
+
+    def _rows(self, objects: list[dict[str, Any]], *, now: datetime) -> None:
+        header = self.printed == 0
+        if self.out.format == "custom-columns":
+            try:
+                rows = o.custom_rows(self.out.columns, objects, header=header)
+            except ValueError as exc:
+                raise connect.Failed(str(exc)) from None
+            typer.echo(o.tabulate(rows))
+        else:
+            t.render(self.columns, objects, now=now, wide=self.out.format == "wide", header=header)
+        self.printed += len(objects)
+
+    def changed(self, obj: dict[str, Any], *, now: datetime) -> None:
+        """One object as ``-w`` prints it."""
+        if self.out.format == "jsonpath":
+            typer.echo(self._jsonpath(obj), nl=False)
+        elif self.out.format == "json":
+            typer.echo(json.dumps(obj, indent=2))
+        elif self.out.format == "yaml":
+            typer.echo(("---\n" if self.printed else "") + dump([obj], "yaml", single=True))
+            self.printed += 1
+        else:
+            self._rows([obj], now=now)
+
+
+async def follow(session: connect.Session, info: ResourceInfo, namespace: str | None, *, since: str,
+                 name: str | None, selector: str | None, field_selector: str | None, printer: Printer,
+                 limit: float) -> None:
+    """Print each change after ``since`` until ``limit`` seconds have passed (0: until interrupted)."""
+    fields = ",".join(f for f in (field_selector, f"metadata.name={name}" if name else None) if f) or None
+    stream = session.client.watch(info.model, namespace, resource_version=since, label_selector=selector,
+                                  field_selector=fields)
+    try:
+        async with asyncio.timeout(limit or None):
+            async for event in stream:
+                printer.changed(event.object.to_dict(), now=session.clock.now())
+    except TimeoutError:
+        return
+
+
 def get(
     kind: Annotated[str, typer.Argument(help="kind: clusters, rb, works, pp, deploy, timeline, …",
                                         show_default=False)],
@@ -194,45 +275,52 @@ def get(
     namespace: Annotated[str | None, typer.Option("--namespace", "-n", help="namespace [default: the "
                                                   "kubeconfig context's]", show_default=False)] = None,
     all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A", help="every namespace")] = False,
-    output: Annotated[str, typer.Option("--output", "-o", help="table, wide, yaml or json")] = "table",
+    output: Annotated[str, typer.Option("--output", "-o", help="table, wide, yaml, json, jsonpath=TEMPLATE "
+                                        "or custom-columns=NAME:.path,…")] = "table",
     selector: Annotated[str | None, typer.Option("--selector", "-l", help="label selector",
                                                  show_default=False)] = None,
     field_selector: Annotated[str | None, typer.Option(help="field selector, e.g. subject.name=member1",
                                                        show_default=False)] = None,
+    watch: Annotated[bool, typer.Option("--watch", "-w",
+                                        help="then print each change (Ctrl-C stops)")] = False,
+    request_timeout: Annotated[str, typer.Option(help="with -w, stop after this long (0s: never)")] = "0s",
     kubeconfig: connect.KubeconfigOption = None,
 ) -> None:
     """List objects of a kind, or show one, from the control plane."""
-    if output not in OUTPUTS:
-        raise typer.BadParameter(f"must be one of {', '.join(OUTPUTS)}", param_hint="--output")
     try:
+        out = o.parse_output(output)
         info = kinds.resolve(kind)
     except kinds.UnknownKind as exc:
         raise typer.BadParameter(str(exc), param_hint="KIND") from None
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--output") from None
     if name and all_namespaces:
         raise typer.BadParameter("a name is looked up in one namespace; drop -A",
                                  param_hint="--all-namespaces")
+    limit = connect.duration(request_timeout, "--request-timeout")
+    printer = Printer(out, info, all_namespaces=all_namespaces, watching=watch)
 
     async def action(session: connect.Session) -> None:
         ns = namespace_for(info, namespace, all_namespaces, session.namespace)
-        found: list[Resource]
         if name:
-            found = [await session.client.get(info.model, name, ns or "")]
+            one = await session.client.get(info.model, name, ns or "")
+            found, since = [one], str(one.metadata.resource_version or "")
         else:
             listed = await session.client.list(info.model, ns, label_selector=selector,
                                                field_selector=field_selector)
-            found = list(listed.items)
-        objects = sorted((o.to_dict() for o in found), key=sort_key(info))
-        if output in ("yaml", "json"):
-            typer.echo(dump(objects, output, single=bool(name)))
-            return
-        if not objects:
-            where = "" if ns in ("", None) else f" in namespace {ns}"
-            typer.echo(f"No {info.plural} found{where}.", err=True)
-            return
-        t.render(columns_for(info, all_namespaces=all_namespaces), objects, now=session.clock.now(),
-                 wide=output == "wide")
+            found, since = list(listed.items), listed.resource_version
+        objects = sorted((x.to_dict() for x in found), key=sort_key(info))
+        where = "" if ns in ("", None) else f" in namespace {ns}"
+        printer.first(objects, single=bool(name), where=where, now=session.clock.now())
+        if watch:
+            await follow(session, info, ns, since=since, name=name, selector=selector,
+                         field_selector=field_selector, printer=printer, limit=limit)
 
-    connect.run(kubeconfig, action)
+    try:
+        connect.run(kubeconfig, action)
+    except KeyboardInterrupt:
+        raise typer.Exit(0) from None
 
 
-__all__ = ["COLUMNS", "TIMELINE", "columns_for", "dump", "get", "health", "namespace_for", "scheduled"]
+__all__ = ["COLUMNS", "TIMELINE", "Printer", "columns_for", "dump", "follow", "get", "health",
+           "namespace_for", "scheduled"]

@@ -116,11 +116,12 @@ def styled(cell: str) -> Text:
 
 
 def render(columns: Sequence[Column], objects: Iterable[dict[str, Any]], *, now: datetime,
-           wide: bool = False, out: Console | None = None, title: str | None = None) -> None:
-    """Print ``objects`` as a table of ``columns``."""
+           wide: bool = False, out: Console | None = None, title: str | None = None,
+           header: bool = True) -> None:
+    """Print ``objects`` as a table of ``columns`` (without the header row when ``header`` is false)."""
     shown = [c for c in columns if wide or not c.wide]
     table = Table(box=None, show_edge=False, pad_edge=False, header_style="bold", title=title,
-                  title_justify="left", title_style="bold")
+                  title_justify="left", title_style="bold", show_header=header)
     for column in shown:
         table.add_column(column.header, no_wrap=True)
     for obj in objects:
