@@ -30,7 +30,8 @@ async def test_each_check_answers_alone_and_an_unknown_one_is_404(api: Api) -> N
 
 
 async def test_excluded_checks_and_unknown_exclusions_are_reported(api: Api) -> None:
-    params = [("verbose", "1"), ("exclude", "etcd"), ("exclude", "nope")]
+    params: list[tuple[str, str | int | float | bool | None]] = [
+        ("verbose", "1"), ("exclude", "etcd"), ("exclude", "nope")]
     response = await api.http.get("/readyz", params=params)
     assert response.status_code == 200
     assert response.text == ('[+]ping ok\n[+]etcd excluded: ok\n[+]shutdown ok\n'

@@ -259,11 +259,11 @@ def agent(
     lease_duration: Annotated[str, typer.Option(
         help="heartbeat Lease duration; renewed every duration × 0.25")] = "40s",
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error (stderr)")] = "warning",
+    log_format: parts.LogFormat = "text",
     *,
     options: Options,
 ) -> None:
     """Run the Pull agent of one member cluster: heartbeat, status and Works, over HTTPS."""
-    from fleetkeeper.cmd import logs
 
     try:
         duration = parse_duration(lease_duration)
@@ -273,10 +273,7 @@ def agent(
         raise typer.BadParameter("must be at least 1s", param_hint="--lease-duration")
     if not kubeconfig.is_file():
         raise typer.BadParameter(f"{kubeconfig}: no such file", param_hint="--kubeconfig")
-    try:
-        logs.configure(level=log_level, clock=SystemClock())
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--log-level") from None
+    parts.configure_logs(log_level, SystemClock(), log_format)
     typer.echo(f"fleetkeeper agent for cluster {cluster_name}")
     asyncio.run(run_agent(kubeconfig, cluster_name, member, options.replace(cluster_lease_duration=duration)))
 

@@ -278,6 +278,7 @@ StateDir = Annotated[Path | None, typer.Option(
     help="keep PKI, tokens, kubeconfig (and the default sqlite store) here "
          "[default: $XDG_STATE_HOME/fleetkeeper or ~/.local/state/fleetkeeper]", show_default=False)]
 LogLevel = Annotated[str, typer.Option(help="debug, info, warning or error (stderr)")]
+LogFormat = Annotated[str, typer.Option(help="text, or json: one JSON object per line (stderr)")]
 AdvertiseAddress = Annotated[str | None, typer.Option(
     help="the address clients are given (kubeconfigs, the serving certificate) [default: --host, "
          "127.0.0.1 for 0.0.0.0]", show_default=False)]
@@ -291,12 +292,13 @@ SplitKubeconfig = Annotated[Path | None, typer.Option(
     help="reach the API server with this kubeconfig instead of opening a store", show_default=False)]
 
 
-def configure_logs(level: str, clock: Clock) -> None:
-    """Logs to stderr at ``level``; a bad level is a usage error naming ``--log-level``."""
+def configure_logs(level: str, clock: Clock, log_format: str = "text") -> None:
+    """Logs to stderr at ``level`` in ``log_format``; a bad value is a usage error naming its flag."""
     try:
-        logs.configure(level=level, clock=clock)
+        logs.configure(level=level, clock=clock, fmt=log_format)
     except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--log-level") from None
+        flag = "--log-format" if log_format not in logs.FORMATS else "--log-level"
+        raise typer.BadParameter(str(exc), param_hint=flag) from None
 
 
 @with_options(exclude=("cluster_lease_duration", "cluster_lease_renew_interval_fraction"))
@@ -304,6 +306,7 @@ def controller_manager(
     store: SplitStore = None,
     kubeconfig: SplitKubeconfig = None,
     log_level: LogLevel = "warning",
+    log_format: LogFormat = "text",
     *,
     options: Options,
 ) -> None:
@@ -311,7 +314,7 @@ def controller_manager(
     from fleetkeeper.cmd.app import SPECS, ControlPlane
 
     clock = SystemClock()
-    configure_logs(log_level, clock)
+    configure_logs(log_level, clock, log_format)
 
     def build() -> tuple[Component, Any]:
         client, resource = split_client(store, kubeconfig, clock=clock, component="controller-manager")
@@ -334,12 +337,13 @@ def scheduler(
     store: SplitStore = None,
     kubeconfig: SplitKubeconfig = None,
     log_level: LogLevel = "warning",
+    log_format: LogFormat = "text",
     *,
     options: Options,
 ) -> None:
     """Run the scheduler alone against a shared store or an API server."""
     clock = SystemClock()
-    configure_logs(log_level, clock)
+    configure_logs(log_level, clock, log_format)
 
     def build() -> tuple[Component, Any]:
         client, resource = split_client(store, kubeconfig, clock=clock, component="scheduler")

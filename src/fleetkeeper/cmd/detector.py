@@ -211,11 +211,10 @@ def detector(
     leader_elect_resource_name: Annotated[str, typer.Option()] = "cluster-problem-detector",
     leader_elect_resource_namespace: Annotated[str, typer.Option()] = "kube-system",
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error (stderr)")] = "info",
+    log_format: parts.LogFormat = "text",
 ) -> None:
     """Detect service name resolution in a member cluster (run one per node, like a DaemonSet)."""
-    from fleetkeeper.cmd import logs
-
-    logs.configure(level=log_level, clock=SystemClock())
+    parts.configure_logs(log_level, SystemClock(), log_format)
     config = agent.DetectorConfig(
         cluster=cluster_name, host=host_name or socket.gethostname(),
         detect_period=connect.duration(detect_period, "--detect-period"),

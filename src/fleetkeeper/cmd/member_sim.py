@@ -154,8 +154,11 @@ def member_sim(
         help="port of the admin (fault injection) API (0: any free port)")] = 0,
     pod_startup: Annotated[float, typer.Option(help="seconds from a pod's placement to Ready", min=0)] = 2.0,
     kubernetes_version: Annotated[str, typer.Option(help="the version the cluster reports")] = "v1.31.0",
+    log_level: parts.LogLevel = "warning",
+    log_format: parts.LogFormat = "text",
 ) -> None:
     """Serve one simulated member cluster as a Kubernetes API over HTTPS."""
+    parts.configure_logs(log_level, SystemClock(), log_format)
     if not 0 <= port <= 65535 or not 0 <= admin_port <= 65535:
         parts.fail("--port and --admin-port must be between 0 and 65535", 2)
     if not kubernetes_version.startswith("v"):

@@ -83,11 +83,10 @@ def traffic(
                                                   show_default=False)] = None,
     haproxy_binary: Annotated[str, typer.Option(help="haproxy: the executable")] = "haproxy",
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error (stderr)")] = "warning",
+    log_format: parts.LogFormat = "text",
 ) -> None:
     """Load-balance MultiClusterIngress traffic over the member clusters."""
-    from fleetkeeper.cmd import logs
-
-    logs.configure(level=log_level, clock=SystemClock())
+    parts.configure_logs(log_level, SystemClock(), log_format)
     if provider not in PROVIDERS:
         raise typer.BadParameter(f"expected one of {', '.join(PROVIDERS)}", param_hint="--provider")
     host, port = _listen(listen)

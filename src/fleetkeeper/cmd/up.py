@@ -323,12 +323,13 @@ def up(
     advertise_address: parts.AdvertiseAddress = None,
     tls_san: parts.TlsSan = None,
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error (stderr)")] = "warning",
+    log_format: parts.LogFormat = "text",
     *,
     options: Options,
 ) -> None:
     """Run the control plane here: API server, controllers, scheduler and simulated members."""
     clock = SystemClock()
-    parts.configure_logs(log_level, clock)
+    parts.configure_logs(log_level, clock, log_format)
     directory = (state_dir or paths.default_state_dir()).expanduser().absolute()
     run = Up(directory, parts.store_url_or_default(store, directory), host, port, clusters, options,
              list(dict.fromkeys(pull_agent or [])), advertise_address or "", list(tls_san or []))
@@ -355,10 +356,11 @@ def apiserver(
     advertise_address: parts.AdvertiseAddress = None,
     tls_san: parts.TlsSan = None,
     log_level: parts.LogLevel = "warning",
+    log_format: parts.LogFormat = "text",
 ) -> None:
     """Serve the Kubernetes API alone (no controllers): HTTPS, tokens, admin kubeconfig."""
     clock = SystemClock()
-    parts.configure_logs(log_level, clock)
+    parts.configure_logs(log_level, clock, log_format)
     directory = (state_dir or paths.default_state_dir()).expanduser().absolute()
     lock = parts.StateLock(directory)
     lock.acquire()
