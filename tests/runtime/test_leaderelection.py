@@ -267,3 +267,17 @@ def test_a_takeover_is_logged_recorded_on_the_lease_and_counted() -> None:
     lost = next(log for log in logs if log["event"] == "lost the lease")
     assert lost["reason"] == "not renewed within the renew deadline (10s)"
     assert REGISTRY.get_sample_value("leader_election_master_status", gauge) == 0.0
+
+
+def test_an_elector_told_not_to_record_events_writes_none() -> None:
+    async def main(clock: VirtualClock) -> list[Event]:
+        store = open_store("memory://", clock=clock)
+        client = LocalClient(store, clock=clock)
+        quiet = LeaderElector(client, LeaderElectionConfig(LEASE, "a", record_events=False), clock=clock)
+        task = asyncio.create_task(quiet.run())
+        await quiet.wait_for_leadership()
+        await asyncio.sleep(5.0)
+        await stop(task)
+        return list((await client.list(Event, "karmada-system")).items)
+
+    assert run_virtual(main) == []

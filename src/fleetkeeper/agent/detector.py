@@ -191,7 +191,7 @@ class Detector:
             self.elector = LeaderElector(leases, LeaderElectionConfig(
                 config.lease_name, config.host, namespace=config.lease_namespace,
                 lease_duration=config.lease_duration, renew_deadline=config.renew_deadline,
-                retry_period=config.retry_period), clock=clock)
+                retry_period=config.retry_period, record_events=False), clock=clock)
         self._log = _log.bind(cluster=config.cluster, host=config.host)
 
     async def run(self) -> None:

@@ -30,8 +30,9 @@ cancelled the moment leadership is lost; callbacks report the transitions.
 (``became leader``; ``lost the lease`` with the reason, a warning; ``handed the lease
 over`` on a clean stop), an Event on the Lease (reason ``LeaderElection``, ``<identity>
 became leader`` / ``<identity> stopped leading``, written bounded by the retry period and
-never in the way of the transition), and the gauge ``leader_election_master_status{name}``
-(1 while leading, else 0) that ``/metrics`` serves. A lease that cannot be reached
+never in the way of the transition; ``record_events=False`` leaves them out), and the
+gauge ``leader_election_master_status{name}`` (1 while leading, else 0) that ``/metrics``
+serves. A lease that cannot be reached
 (its API server, or a member, down) is said once, then once a minute of the injected
 clock with the count of failures held back (:mod:`~fleetkeeper.runtime.throttle`), not at
 every retry.
@@ -70,6 +71,9 @@ class LeaderElectionConfig:
     renew_deadline: float = 10.0
     retry_period: float = 2.0
     release_on_cancel: bool = True
+    #: record each transition as an Event on the Lease (off where Events cannot be written, e.g.
+    #: a lease kept in a member cluster through the Member protocol)
+    record_events: bool = True
 
     def __post_init__(self) -> None:
         if not self.identity:
@@ -264,6 +268,8 @@ class LeaderElector:
     async def _record(self, what: str) -> None:
         """An Event on the Lease: ``<identity> <what>`` (bounded; a failure is only logged)."""
         config = self.config
+        if not config.record_events:
+            return
         now = self._clock.now()
         salt = hashlib.blake2b(f"{config.identity}|{what}".encode(), digest_size=3).hexdigest()
         try:
