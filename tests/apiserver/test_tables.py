@@ -20,14 +20,16 @@ def test_human_duration(seconds: int, text: str) -> None:
     assert human_duration(seconds) == text
 
 
-def test_binding_rows_show_scheduled_and_fully_applied() -> None:
+def test_binding_rows_show_scheduled_fully_applied_and_ready_for_failover() -> None:
     binding = {"metadata": {"name": "nginx-deployment", "namespace": "default",
                             "creationTimestamp": "2026-01-01T23:59:00Z"},
                "status": {"conditions": [{"type": "Scheduled", "status": "True"},
-                                         {"type": "FullyApplied", "status": "False"}]}}
+                                         {"type": "FullyApplied", "status": "False"},
+                                         {"type": "FailoverReady", "status": "False"}]}}
     rendered = table("work.karmada.io", "ResourceBinding", [binding], now=NOW, resource_version="9")
-    assert [c["name"] for c in rendered["columnDefinitions"]] == ["Name", "Scheduled", "FullyApplied", "Age"]
-    assert rendered["rows"][0]["cells"] == ["nginx-deployment", "True", "False", "60s"]
+    assert [c["name"] for c in rendered["columnDefinitions"]] == ["Name", "Scheduled", "FullyApplied",
+                                                                  "Ready-For-Failover", "Age"]
+    assert rendered["rows"][0]["cells"] == ["nginx-deployment", "True", "False", "False", "60s"]
     assert rendered["metadata"] == {"resourceVersion": "9"}
 
 

@@ -313,7 +313,7 @@ spec:
     assert [(i["metadata"]["namespace"], i["metadata"]["name"]) for i in listed["items"]] == [
         ("team-a", "web-deployment"), ("team-b", "web-deployment")]
     table = env.ok("get", "rb", "-A").splitlines()
-    assert table[0].split() == ["NAMESPACE", "NAME", "SCHEDULED", "FULLYAPPLIED", "AGE"]
+    assert table[0].split() == ["NAMESPACE", "NAME", "SCHEDULED", "FULLYAPPLIED", "READY-FOR-FAILOVER", "AGE"]
 
 
 def test_namespaces_are_kept_as_kubernetes_keeps_them(env: Env) -> None:

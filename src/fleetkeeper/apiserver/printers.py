@@ -40,7 +40,9 @@ def _ready_of(obj: dict[str, Any], now: datetime) -> Cell:
     return f"{dig(obj, 'status', 'readyReplicas') or 0}/{dig(obj, 'spec', 'replicas') or 0}"
 
 
-_BINDING = (Column("Scheduled", condition("Scheduled")), Column("FullyApplied", condition("FullyApplied")))
+#: READY-FOR-FAILOVER: the FailoverReady condition the failover-readiness controller keeps (when on)
+_BINDING = (Column("Scheduled", condition("Scheduled")), Column("FullyApplied", condition("FullyApplied")),
+            Column("Ready-For-Failover", condition("FailoverReady")))
 _POLICY = (Column("Conflict-Resolution", field("spec", "conflictResolution")),
            Column("Priority", field("spec", "priority"), type="integer"))
 
