@@ -15,7 +15,8 @@ binding (or a cluster) is now and the failover timeline that led there.
   ClusterResourceBinding the same way. A dependency's binding (attached by
   ``propagateDeps``) is never scheduled itself: it says which bindings it follows and
   the clusters it goes to with them.
-* **cluster** — mode, endpoint, location, version, nodes; conditions; taints (with
+* **cluster** — mode, endpoint, location, version, nodes, what its failure would do now
+  (``if it fails: N workloads move, M short, K homeless``, as ``whatif`` says); conditions; taints (with
   when they were added); the Pull heartbeat (its Lease); the workloads scheduled there;
   eviction tasks away from it; then its timeline.
 """
@@ -43,6 +44,9 @@ from fleetkeeper.cli import table as t
 from fleetkeeper.cli.get import health, scheduled
 from fleetkeeper.cli.table import dig, text
 from fleetkeeper.client.rest import RestClient
+from fleetkeeper.options import Options
+from fleetkeeper.readiness.live import read_fleet
+from fleetkeeper.readiness.whatif import whatif
 
 KINDS = {"ResourceBinding": ResourceBinding, "ClusterResourceBinding": ClusterResourceBinding,
          "Cluster": Cluster}
@@ -296,6 +300,7 @@ async def describe_cluster(client: RestClient, name: str, out: Console, now: dat
         ("Location", location), ("Version", text(dig(obj, "status", "kubernetesVersion"))),
         ("Nodes", f"{nodes.get('readyNum', 0)}/{nodes.get('totalNum', 0)} ready" if nodes else t.NONE),
         ("Joined", f"{t.age(dig(obj, 'metadata', 'creationTimestamp'), now)} ago"),
+        ("If it fails", await _if_it_fails(client, name, now)),
         *_fault_drills(cluster),
     ])
     _conditions(out, obj, now)
@@ -307,6 +312,17 @@ async def describe_cluster(client: RestClient, name: str, out: Console, now: dat
         await _heartbeat(client, name, out, now)
     await _workloads(client, name, out, now)
     _timeline(out, await timeline(client, [("Cluster", name, None)]), with_subject=False)
+
+
+async def _if_it_fails(client: RestClient, name: str, now: datetime) -> str:
+    """What losing the cluster now would do (``fleetkeeper whatif --down NAME``), in one line; the
+    circuit breaker at its default threshold."""
+    fleet = await read_fleet(client, threshold=Options().eviction_circuit_breaker_threshold)
+    summary = whatif(fleet, [name], now).summary()
+    moved = summary["moved"]
+    line = (f"{moved} workload{'s' * (moved != 1)} move{'s' * (moved == 1)}, {summary['short']} short, "
+            f"{summary['homeless']} homeless")
+    return line + (f", {summary['blocked']} blocked" if summary["blocked"] else "")
 
 
 def _fault_drills(cluster: Cluster) -> list[tuple[str, str]]:
