@@ -15,7 +15,8 @@ Modules, by concept: :mod:`.app` (routing, authn/authz wiring, errors as Status)
 :mod:`.apply` (algorithms) with :mod:`.fields` (managedFields), :mod:`.scale`,
 :mod:`.watch`, :mod:`.tables`, :mod:`.discovery`, :mod:`.openapi`, :mod:`.crds` (the kinds of
 CustomResourceDefinitions), :mod:`.admit`
-(admission on every write), :mod:`.auth`, :mod:`.certs`, :mod:`.kubeconfig`,
+(admission on every write), :mod:`.auth`, :mod:`.certs`, :mod:`.identity` and
+:mod:`.credentials` (the plane's identity and tokens, kept in the store), :mod:`.kubeconfig`,
 :mod:`.serve` (uvicorn), :mod:`.transport` (in-process httpx transport) and
 :mod:`.bench`.
 """

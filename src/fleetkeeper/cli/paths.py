@@ -23,7 +23,6 @@ APP_DIR = "fleetkeeper"
 #: names of the files ``fleetkeeper up`` keeps in its state directory
 KUBECONFIG_FILE = "kubeconfig"
 STORE_FILE = "state.db"
-TOKENS_FILE = "tokens.json"
 PKI_DIR = "pki"
 LOCK_FILE = "up.lock"
 
@@ -99,6 +98,6 @@ def resolve_kubeconfigs(explicit: Path | None, env: Mapping[str, str] | None = N
 
 
 __all__ = [
-    "KUBECONFIG_FILE", "LOCK_FILE", "PKI_DIR", "STORE_FILE", "TOKENS_FILE", "NoKubeconfig",
+    "KUBECONFIG_FILE", "LOCK_FILE", "PKI_DIR", "STORE_FILE", "NoKubeconfig",
     "agent_kubeconfig_name", "default_state_dir", "kube_config", "resolve_kubeconfig", "resolve_kubeconfigs",
 ]

@@ -254,7 +254,8 @@ def agent(
                                              show_default=False)],
     cluster_name: Annotated[str, typer.Option(help="the member cluster this agent serves",
                                               show_default=False)],
-    member: Annotated[str, typer.Option(help="how to reach the member: simulated://NAME",
+    member: Annotated[str, typer.Option(help="how to reach the member: simulated://NAME, or a real cluster: "
+                                        "kube://CONTEXT (of $KUBECONFIG or ~/.kube/config)",
                                         show_default=False)],
     lease_duration: Annotated[str, typer.Option(
         help="heartbeat Lease duration; renewed every duration × 0.25")] = "40s",
