@@ -1,6 +1,7 @@
 """Karmada's, controller-runtime's, client-go's and kube-apiserver's metric names on ``/metrics``
 after a failover (the seed story on virtual time: member1 goes down at 60 s, its replicas
-move to member2, member1 comes back at 200 s).
+move to member2, member1 comes back at 200 s), and the shipped Grafana dashboard and
+Prometheus alerts (``deploy/monitoring``) name only what is served.
 
 ``/metrics`` is scraped through an API server in-process while the story runs — the plane's
 controllers and the server share the process's registry, as in ``fleetkeeper up`` — once
@@ -8,9 +9,12 @@ during the outage and once after the recovery."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
@@ -21,6 +25,7 @@ from fleetkeeper.simulation import scenario
 from fleetkeeper.simulation.driver import Driver, run_scenario
 from fleetkeeper.simulation.scenario import Step
 
+from . import promql
 from .helpers import close_api, open_api
 
 STORY = Path(__file__).resolve().parents[2] / "examples" / "seed-blog-member1-down.yaml"
@@ -108,7 +113,9 @@ async def scrape_metrics() -> Scrape:
     return out
 
 
-def run_story() -> dict[float, Scrape]:
+@pytest.fixture(scope="module")
+def scrapes() -> dict[float, Scrape]:
+    """The two scrapes of one run of the story."""
     story: dict[str, Any] = yaml.safe_load(STORY.read_text())
     seen: dict[float, Scrape] = {}
 
@@ -129,9 +136,9 @@ def value(scrape: Scrape, series: str, /, **labels: str) -> float:
     return sum(found)
 
 
-def test_a_failover_is_seen_under_karmadas_and_kubernetes_metric_names() -> None:
-    seen = run_story()
-    during, after = seen[100], seen[260]
+def test_a_failover_is_seen_under_karmadas_and_kubernetes_metric_names(
+        scrapes: dict[float, Scrape]) -> None:
+    during, after = scrapes[100], scrapes[260]
     for name, labels in KARMADA.items():
         samples = after.get(name)
         assert samples, f"/metrics serves no {name}"
@@ -163,3 +170,64 @@ def test_a_failover_is_seen_under_karmadas_and_kubernetes_metric_names() -> None
                               ("GET", "resource", "404"), ("APPLY", "resource", "200")):
         assert value(after, "apiserver_request_total", verb=verb, scope=scope, code=code, **deployments) >= 1
     assert value(after, "apiserver_request_duration_seconds_count", verb="LIST", **deployments) >= 1
+
+
+MONITORING = Path(__file__).resolve().parents[2] / "deploy" / "monitoring"
+
+
+def shipped_expressions() -> list[tuple[str, str]]:
+    """(where, PromQL) of every expression the dashboard and the alert rules hold."""
+    dashboard = json.loads((MONITORING / "fleetkeeper-failover-dashboard.json").read_text())
+    found = [(f"panel {panel['title']!r}", target["expr"])
+             for panel in dashboard["panels"] for target in panel.get("targets", [])]
+    rules = yaml.safe_load((MONITORING / "fleetkeeper-alerts.yaml").read_text())
+    found += [(f"alert {rule['alert']}", rule["expr"])
+              for group in rules["groups"] for rule in group["rules"]]
+    return found
+
+
+@pytest.mark.parametrize(("text", "metrics", "matchers", "grouping"), [
+    ('sum by (le, name) (rate(x_bucket{member_cluster=~"$cluster"}[$__rate_interval]))', {"x_bucket"},
+     {("x_bucket", "member_cluster")}, {"le", "name"}),
+    ("a / on (job) group_left (member_cluster) b offset 5m > bool 0.5", {"a", "b"}, set(),
+     {"job", "member_cluster"}),
+    ('histogram_quantile(0.99, sum(rate(y[5m])) without (pod)) and count(z{code=~"5.."}) == 0',
+     {"y", "z"}, {("z", "code")}, {"pod"}),
+], ids=["functions, aggregations, matchers, ranges and Grafana variables",
+        "vector matching, offsets and bool", "without clauses and set operators"])
+def test_the_promql_reader(text: str, metrics: set[str], matchers: set[tuple[str, str]],
+                           grouping: set[str]) -> None:
+    found = promql.read(text)
+    assert (found.metrics, found.matchers, found.grouping) == (metrics, matchers, grouping)
+
+
+@pytest.mark.parametrize("text", ["sum(rate(x[5m])", 'x{a="b"', "x)", "x ? y"],
+                         ids=["an unclosed call", "an unclosed selector", "a stray bracket", "no such token"])
+def test_the_promql_reader_refuses_what_it_cannot_read(text: str) -> None:
+    with pytest.raises(ValueError):
+        promql.read(text)
+
+
+def test_the_shipped_dashboard_and_alerts_name_only_served_metrics(scrapes: dict[float, Scrape]) -> None:
+    served = scrapes[260]
+    labels_of = {name: set().union(*(s.labels.keys() for s in samples)) for name, samples in served.items()}
+    expressions = shipped_expressions()
+    assert len(expressions) >= 40
+    read = {where: promql.read(text) for where, text in expressions}
+    named = set().union(*(found.metrics for found in read.values()))
+    for name in ("cluster_ready_state", "eviction_queue_depth", "karmada_scheduler_schedule_attempts_total",
+                 "workqueue_depth"):
+        assert name in named, f"the failover assets never look at {name}"
+    for where, found in read.items():
+        missing = found.metrics - served.keys()
+        assert not missing, f"{where} names what /metrics does not serve: {sorted(missing)}"
+        for metric, label in found.matchers:
+            assert label in labels_of[metric], f"{where}: {metric} has no label {label!r}"
+        known = set().union(*(labels_of[metric] for metric in found.metrics))
+        assert found.grouping <= known, f"{where} groups by {sorted(found.grouping - known)}"
+    dashboard = json.loads((MONITORING / "fleetkeeper-failover-dashboard.json").read_text())
+    (clusters,) = [v for v in dashboard["templating"]["list"] if v["name"] == "cluster"]
+    query = re.fullmatch(r"label_values\((\w+), (\w+)\)", clusters["definition"])
+    assert query is not None
+    metric, label = query.groups()
+    assert label in labels_of[metric]
