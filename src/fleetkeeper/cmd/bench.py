@@ -166,6 +166,18 @@ def bench_scheduler_cmd(
     _emit(bench_scheduler(bindings=bindings, clusters=clusters, seed=seed))
 
 
+@app.command("readiness")
+def bench_readiness_cmd(
+    clusters: Annotated[int, typer.Option(min=1, max=10_000, help="member clusters")] = 100,
+    bindings: Annotated[int, typer.Option(min=1, max=1_000_000, help="bindings to assess")] = 10_000,
+    seed: Annotated[int, typer.Option(help="seed of the generated fleet")] = 0,
+) -> None:
+    """One full failover-readiness pass: every cluster's loss assessed for every binding, in process."""
+    from fleetkeeper.readiness.bench import bench_readiness
+
+    _emit(bench_readiness(clusters=clusters, bindings=bindings, seed=seed))
+
+
 @app.command("apiserver")
 def bench_apiserver_cmd(
     objects: Annotated[int, typer.Option(min=1, max=1_000_000, help="bindings stored first")] = 10_000,

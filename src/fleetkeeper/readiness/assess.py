@@ -28,7 +28,7 @@ from datetime import datetime
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.meta import Condition
 from fleetkeeper.api.work import Binding
-from fleetkeeper.readiness.whatif import Fleet, Report, binding_key, equivalence, whatif
+from fleetkeeper.readiness.whatif import Fleet, Report, binding_key, whatif
 from fleetkeeper.scheduler.core import Scheduler
 from fleetkeeper.scheduler.framework import view_of
 from fleetkeeper.scheduler.snapshot import Snapshot
@@ -144,7 +144,7 @@ def full_pass(fleet: Fleet, by: str, now: datetime) -> Pass:
             at_risk.setdefault(key, []).append(risk)
     scheduled = [b for b in fleet.bindings if b.spec.clusters]
     conditions = {binding_key(b): condition_of(at_risk.get(binding_key(b), ()), by) for b in scheduled}
-    return Pass(conditions, len({equivalence(b) for b in scheduled}))
+    return Pass(conditions, len({fleet.class_of(b) for b in scheduled}))
 
 
 __all__ = ["CONDITION", "DOMAINS", "NO_CAPACITY", "NO_MATCH", "PAUSED", "PINNED", "Pass", "Risk",

@@ -119,6 +119,25 @@ class Fleet:
         known = facts or {}
         self.facts: dict[str, ClusterFacts] = {name: known.get(name) or facts_of(c)
                                                for name, c in self.clusters.items()}
+        self._on: dict[str, list[Binding]] | None = None
+        self._classes: dict[int, Hashable] = {}
+
+    def placed_on(self, names: Collection[str]) -> list[Binding]:
+        """The bindings with a target among ``names``, in the fleet's order (an index built once)."""
+        if self._on is None:
+            self._on = {}
+            for b in self.bindings:
+                for name in {t.name for t in b.spec.clusters or ()}:
+                    self._on.setdefault(name, []).append(b)
+        found = {id(b): b for name in names for b in self._on.get(name, ())}
+        return [b for b in self.bindings if id(b) in found] if len(names) > 1 else list(found.values())
+
+    def class_of(self, binding: Binding) -> Hashable:
+        """:func:`equivalence` of one of the fleet's bindings, computed once."""
+        key = self._classes.get(id(binding))
+        if key is None:
+            key = self._classes[id(binding)] = equivalence(binding)
+        return key
 
     def in_domain(self, *, region: str | None = None, zone: str | None = None,
                   provider: str | None = None) -> list[str]:
@@ -161,10 +180,10 @@ def whatif(fleet: Fleet, down: Collection[str], now: datetime, *, scheduler: Sch
     breaker = taint_rules.breaker(clusters, fleet.threshold)
     snapshot = Snapshot(facts_of(lost[name]) if name in lost else fleet.facts[name]
                         for name in fleet.clusters)
-    plans = [p for p in (_plan(b, lost, now) for b in fleet.bindings) if p is not None]
+    plans = [p for p in (_plan(b, lost, now) for b in fleet.placed_on(lost)) if p is not None]
     plans.sort(key=lambda p: p.order)
     ledger = Ledger({f.name: f.capacity for f in snapshot.clusters})
-    decide = _Decider(scheduler or Scheduler(), snapshot, now)
+    decide = _Decider(fleet, scheduler or Scheduler(), snapshot, now)
     out = []
     for plan in plans:
         if plan.delay is None:
@@ -222,12 +241,12 @@ class _Decision:
 class _Decider:
     """Evicts and schedules, once per class of equivalent bindings."""
 
-    def __init__(self, scheduler: Scheduler, snapshot: Snapshot, now: datetime) -> None:
-        self._scheduler, self._snapshot, self._now = scheduler, snapshot, now
+    def __init__(self, fleet: Fleet, scheduler: Scheduler, snapshot: Snapshot, now: datetime) -> None:
+        self._fleet, self._scheduler, self._snapshot, self._now = fleet, scheduler, snapshot, now
         self._memo: dict[Hashable, _Decision] = {}
 
     def __call__(self, plan: _Plan) -> _Decision:
-        key = (equivalence(plan.binding), plan.evict)
+        key = (self._fleet.class_of(plan.binding), plan.evict)
         found = self._memo.get(key)
         if found is None:
             found = self._memo[key] = self._decide(plan)
