@@ -95,6 +95,8 @@ LEASE_TOPIC = "lease"
 #: the reason of the Events a transition records on the Lease (client-go's)
 EVENT_REASON = "LeaderElection"
 BECAME_LEADER, STOPPED_LEADING = "became leader", "stopped leading"
+#: lease name → the electors of this process leading it (what the gauge says)
+_LEADING: dict[str, set[int]] = {}
 
 
 class LeaseClient(Reader, Writer, Protocol):
@@ -129,8 +131,8 @@ class LeaderElector:
         self._log = base.bind(lease=f"{config.namespace}/{config.name}", identity=config.identity)
         self._leading = asyncio.Event()
         self._observed: str | None = None
-        self._gauge = MASTER_STATUS.labels(config.name)
-        self._gauge.set(0)
+        _LEADING.setdefault(config.name, set())
+        MASTER_STATUS.labels(config.name).set(1 if _LEADING[config.name] else 0)
         #: which failed lease requests are said (see the module notes)
         self._quiet = LogThrottle(clock)
 
@@ -164,7 +166,7 @@ class LeaderElector:
 
     async def _lead(self, while_leading: LeadingWork | None) -> None:
         self._leading.set()
-        self._gauge.set(1)
+        self._report(True)
         self._log.info("became leader")
         if self._on_started is not None:
             self._on_started()
@@ -174,13 +176,13 @@ class LeaderElector:
                 work = group.create_task(while_leading()) if while_leading is not None else None
                 reason = await self._keep_renewing()
                 self._leading.clear()  # not the leader from this instant on
-                self._gauge.set(0)
+                self._report(False)
                 self._log.warning("lost the lease", reason=reason)
                 if work is not None:
                     work.cancel()
         finally:
             self._leading.clear()
-            self._gauge.set(0)
+            self._report(False)
             if self._on_stopped is not None:
                 self._on_stopped()
             await self._record(STOPPED_LEADING)
@@ -264,6 +266,16 @@ class LeaderElector:
                 self._log.info("handed the lease over")
         except Exception as exc:
             self._log.warning("could not release the lease", error=repr(exc))
+
+    def _report(self, leading: bool) -> None:
+        """Set the gauge: 1 while any elector of this process leads the lease (several may
+        compete for one lease in one process, e.g. a simulated member's node detectors)."""
+        holders = _LEADING[self.config.name]
+        if leading:
+            holders.add(id(self))
+        else:
+            holders.discard(id(self))
+        MASTER_STATUS.labels(self.config.name).set(1 if holders else 0)
 
     async def _record(self, what: str) -> None:
         """An Event on the Lease: ``<identity> <what>`` (bounded; a failure is only logged)."""
