@@ -127,3 +127,14 @@ async def test_a_huge_object_reports_a_bounded_number_of_fields(api: Api, mode: 
     reported = response.json()["message"].count("unknown field") if mode == "Strict" else \
         len(warnings_of(response))
     assert reported == 100
+
+
+async def test_field_names_beyond_ascii_or_very_long_are_said_safely(api: Api) -> None:
+    body = deployment("odd")
+    body["spec"]["é\n\U0008a6df"] = 1
+    body["spec"]["x" * 5000] = 1
+    made = await api.http.post(DEPLOYS, json=body)
+    assert made.status_code == 201
+    said = warnings_of(made)
+    assert said[0] == 'unknown field "spec.\\xe9\\x0a\\U0008a6df"'
+    assert said[1] == f'unknown field "spec.{"x" * 251}..."'

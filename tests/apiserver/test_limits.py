@@ -59,6 +59,7 @@ async def send(api: Api, method: str, path: str, body: bytes | str, content_type
 # --------------------------------------------------------------------------- object size
 
 PAD = "x" * MAX_OBJECT_BYTES
+PADDED_STATUS = {"conditions": [{"type": "Available", "status": "True", "message": PAD}]}
 
 
 @pytest.mark.parametrize(("method", "path", "content_type", "body", "params"), [
@@ -71,8 +72,8 @@ PAD = "x" * MAX_OBJECT_BYTES
     ("PATCH", f"{CONFIGMAPS}/c", JSON_PATCH, [{"op": "add", "path": "/data/pad", "value": PAD[:-100]}], {}),
     ("PATCH", f"{CONFIGMAPS}/c", APPLY, configmap("c", pad=PAD), {"fieldManager": "me"}),
     ("PATCH", f"{CONFIGMAPS}/new", APPLY, configmap("new", pad=PAD), {"fieldManager": "me"}),
-    ("PUT", f"{DEPLOYS}/d/status", JSON, {**deployment("d"), "status": {"pad": PAD}}, {}),
-    ("PATCH", f"{DEPLOYS}/d/status", MERGE, {"status": {"pad": PAD}}, {}),
+    ("PUT", f"{DEPLOYS}/d/status", JSON, {**deployment("d"), "status": PADDED_STATUS}, {}),
+    ("PATCH", f"{DEPLOYS}/d/status", MERGE, {"status": PADDED_STATUS}, {}),
 ], ids=["create", "create dry run", "update", "merge patch", "merge patch dry run", "strategic patch",
         "json patch", "apply over an object", "apply creating one", "status update", "status patch"])
 async def test_an_object_over_the_limit_is_refused_on_every_write_path(
@@ -145,12 +146,21 @@ async def test_json_nested_deeper_than_the_limit_is_refused_with_400(
     refused(response, 400, f"more than {MAX_DEPTH} levels deep")
 
 
+WORKS = "/apis/work.karmada.io/v1alpha1/namespaces/default/works"
+
+
+def work(name: str, value: Any) -> dict[str, Any]:
+    """A Work whose manifest holds ``value`` at the 6th level (a manifest is raw JSON)."""
+    return {"apiVersion": "work.karmada.io/v1alpha1", "kind": "Work", "metadata": {"name": name},
+            "spec": {"workload": {"manifests": [{"x": value}]}}}
+
+
 async def test_an_object_nested_to_the_limit_is_stored(api: Api) -> None:
-    body = {**configmap("deep"), "x": nested(MAX_DEPTH - 1)}  # the object itself is the first level
-    created = await api.http.post(CONFIGMAPS, json=body)
+    body = work("deep", nested(MAX_DEPTH - 5))  # object, spec, workload, manifests, manifest, x
+    created = await api.http.post(WORKS, json=body)
     assert created.status_code == 201, created.text[:300]
-    assert created.json()["x"] == body["x"]
-    patched = await api.http.patch(f"{CONFIGMAPS}/deep", content=orjson.dumps({"y": nested(MAX_DEPTH - 1)}),
+    assert created.json()["spec"] == body["spec"]
+    patched = await api.http.patch(f"{WORKS}/deep", content=orjson.dumps(work("deep", nested(MAX_DEPTH - 5))),
                                    headers={"Content-Type": MERGE})
     assert patched.status_code == 200, patched.text[:300]
 

@@ -42,6 +42,8 @@ from fleetkeeper.apiserver.auth import User
 from fleetkeeper.apiserver.request import Target
 
 VALIDATION_MODES = ("Strict", "Warn", "Ignore")
+#: the longest field path a strict decoding error or warning names in full
+MAX_PATH = 256
 _TOKEN = re.compile(r"\[(\d+)\]|([^.\[\]]+)")
 
 
@@ -107,12 +109,17 @@ def _tokens(path: str) -> fieldcheck.Path:
     return tuple(int(i) if i else key for i, key in _TOKEN.findall(path))
 
 
+def _shortened(path: str) -> str:
+    """A field path as a message names it: at most :data:`MAX_PATH` characters."""
+    return path if len(path) <= MAX_PATH else path[:MAX_PATH] + "..."
+
+
 def _strict_error(info: ResourceInfo, duplicates: Sequence[str], unknown: list[fieldcheck.Path], *,
                   patch: bool) -> errors.BadRequest:
     """kube-apiserver's refusal of a body with unknown or duplicate fields (a patch's names no kind);
     the causes name each field too."""
     causes = [errors.Cause(path, "duplicate field", "FieldValueDuplicate") for path in duplicates]
-    causes += [errors.Cause(fieldcheck.format_path(path), UNKNOWN_FIELD, "FieldValueNotSupported")
+    causes += [errors.Cause(_shortened(fieldcheck.format_path(path)), UNKNOWN_FIELD, "FieldValueNotSupported")
                for path in unknown]
     text = "strict decoding error: " + ", ".join(f'{c.message} "{c.field}"' for c in causes)
     if not patch:
@@ -154,11 +161,11 @@ def _decode(info: ResourceInfo, obj: dict[str, Any], validation: str, *, duplica
         else:
             if not duplicates or validation == "Ignore":
                 return decoded, []
-    duplicates = duplicates[:fieldcheck.MAX_REPORTED]
+    duplicates = [_shortened(path) for path in duplicates[:fieldcheck.MAX_REPORTED]]
     if (duplicates or unknown) and validation == "Strict":
         raise _strict_error(info, duplicates, unknown, patch=patch)
     problems = [f'duplicate field "{path}"' for path in duplicates]
-    problems += [f'unknown field "{fieldcheck.format_path(path)}"' for path in unknown]
+    problems += [f'unknown field "{_shortened(fieldcheck.format_path(path))}"' for path in unknown]
     for path in unknown:
         _prune(obj, path)
     try:

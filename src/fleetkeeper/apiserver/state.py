@@ -10,6 +10,7 @@ routing, authentication and authorization: the target, the caller, the query, th
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -107,13 +108,22 @@ class Context:
         return agent[:128] or "unknown"
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _quoted(text: str) -> str:
+    """A warning as a header's quoted string: quotes and backslashes escaped, and control characters
+    and anything beyond ASCII as Go escapes (kubectl unquotes them; a header is Latin-1)."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').encode("ascii", "backslashreplace").decode()
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", escaped)
+
+
 def json_response(body: Any, status: int = 200, *, warnings: list[str] | None = None,
                   content_type: str = "application/json") -> Response:
     """A JSON response, with ``Warning`` headers (kubectl prints them) when there are warnings."""
     response = Response(orjson.dumps(body), status_code=status, media_type=content_type)
     for warning in warnings or ():
-        escaped = warning.replace("\\", "\\\\").replace('"', '\\"')
-        response.headers.append("Warning", f'299 - "{escaped}"')
+        response.headers.append("Warning", f'299 - "{_quoted(warning)}"')
     return response
 
 
