@@ -316,8 +316,12 @@ async def describe_cluster(client: RestClient, name: str, out: Console, now: dat
 
 async def _if_it_fails(client: RestClient, name: str, now: datetime) -> str:
     """What losing the cluster now would do (``fleetkeeper whatif --down NAME``), in one line; the
-    circuit breaker at its default threshold."""
-    fleet = await read_fleet(client, threshold=Options().eviction_circuit_breaker_threshold)
+    circuit breaker at its default threshold. A user who may not list the bindings or the taint
+    policies is told so here; the rest of the description stands."""
+    try:
+        fleet = await read_fleet(client, threshold=Options().eviction_circuit_breaker_threshold)
+    except errors.Forbidden as exc:
+        return f"unknown ({escape(exc.message)})"
     summary = whatif(fleet, [name], now).summary()
     moved = summary["moved"]
     line = (f"{moved} workload{'s' * (moved != 1)} move{'s' * (moved == 1)}, {summary['short']} short, "

@@ -80,6 +80,8 @@ class Readiness:
         self.risks: dict[str, dict[str, assess.Risk]] = {}
         #: binding key → domain → risk (the same, the other way round)
         self._by_binding: dict[str, dict[str, assess.Risk]] = {}
+        #: cluster name → its domains (kept as clusters change: a binding event only looks it up)
+        self._domains_of: dict[str, list[str]] = {}
 
     @property
     def by(self) -> str:
@@ -88,17 +90,25 @@ class Readiness:
     def domains(self) -> dict[str, list[str]]:
         return assess.domains(self._clusters.list(), self.by)
 
+    def _refresh(self) -> dict[str, list[str]]:
+        """The domains now, and each cluster's."""
+        found = self.domains()
+        self._domains_of = {}
+        for domain, members in found.items():
+            for name in members:
+                self._domains_of.setdefault(name, []).append(domain)
+        return found
+
     # ---------------------------------------------------------------- events
     def look_again(self, names: Iterable[str]) -> None:
         for name in names:
             self._keys.enqueue_after(Request("", name), SETTLE)
 
     def cluster_changed(self) -> None:
-        self.look_again({*self.domains(), *self.risks})
+        self.look_again({*self._refresh(), *self.risks})
 
     def binding_changed(self, binding: Binding) -> None:
-        clusters = set(_targets(binding))
-        self.look_again(d for d, members in self.domains().items() if clusters.intersection(members))
+        self.look_again({d for name in _targets(binding) for d in self._domains_of.get(name, ())})
 
     # ---------------------------------------------------------------- reconcile
     async def reconcile(self, request: Request) -> Result:
