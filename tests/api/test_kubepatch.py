@@ -65,6 +65,7 @@ APPLIES: list[tuple[dict[str, Any], dict[str, Any], str]] = [
     ({"op": "test", "path": "/a/n", "value": None}, doc(), "test of a null member against null"),
     ({"op": "test", "path": "/l/-1", "value": 3}, doc(), "test at -1"),
     ({"op": "test", "path": "", "value": doc()}, doc(), "test of the whole document"),
+    ({"op": "test", "path": "/s", "value": "x"}, doc(), "test of a string"),
 ]
 
 
@@ -217,3 +218,9 @@ def test_a_body_that_is_not_a_list_of_operations_is_a_bad_request(patch: Any, me
 
 def test_a_null_patch_changes_nothing() -> None:
     assert apply_kube_json_patch(DOC, None) == DOC
+
+
+def test_a_test_value_beyond_64_bits_fails_the_test() -> None:
+    with pytest.raises(errors.Invalid) as refused:
+        apply_kube_json_patch({"n": 1}, [{"op": "test", "path": "/n", "value": 2**70}])
+    assert refused.value.message == "testing value /n failed: test failed"
