@@ -152,3 +152,43 @@ def test_bad_input_exits_2_naming_the_flag_or_field(tmp_path: Path, docs: list[d
     result = invoke(tmp_path, docs, *args)
     assert result.exit_code == 2, result.output
     assert message in result.output
+
+
+def test_each_cluster_is_the_n_plus_1_matrix(tmp_path: Path) -> None:
+    docs = [cluster("member1"), cluster("member2", cpu="600m", used="500m", pods=2), cluster("member3"),
+            *app_of("web", 3, SEED), *app_of("pinned", 2, PINNED)]
+    result = invoke(tmp_path, docs, "--each", "cluster", "-o", "json")
+    assert result.exit_code == 3, result.output
+    zero = {"moved": 0, "homeless": 0, "short": 0, "blocked": 0}
+    assert json.loads(result.stdout) == {"each": "cluster", "domains": [
+        {"domain": "member1", "down": ["member1"],
+         "summary": {**zero, "moved": 2, "short": 1, "homeless": 1}},
+        {"domain": "member2", "down": ["member2"], "summary": {**zero, "moved": 1}},
+        {"domain": "member3", "down": ["member3"], "summary": zero}]}
+    table = invoke(tmp_path, docs, "--each", "cluster").stdout.splitlines()
+    assert [line.split() for line in table] == [
+        ["CLUSTER", "CLUSTERS", "MOVED", "SHORT", "HOMELESS", "BLOCKED"],
+        ["member1", "member1", "2", "1", "1", "0"],
+        ["member2", "member2", "1", "0", "0", "0"], ["member3", "member3", "0", "0", "0", "0"]]
+
+
+def test_each_region_groups_clusters_and_a_whole_fleet_exits_0(tmp_path: Path) -> None:
+    docs = [cluster("member1", region="eu"), cluster("member2", region="us"), cluster("member3", region="us"),
+            *app_of("web", 3, weighted(member1=1, member2=1, member3=1))]
+    blocked = invoke(tmp_path, docs, "--each", "region", "-o", "yaml")
+    assert blocked.exit_code == 3, "two of three clusters down trips the default circuit breaker"
+    assert yaml.safe_load(blocked.stdout)["domains"][1]["summary"]["blocked"] == 1
+    result = invoke(tmp_path, docs, "--each", "region", "-o", "yaml",
+                    "--eviction-circuit-breaker-threshold", "0.9")
+    assert result.exit_code == 0, result.output
+    assert [(d["domain"], d["down"]) for d in yaml.safe_load(result.stdout)["domains"]] == [
+        ("eu", ["member1"]), ("us", ["member2", "member3"])]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    pytest.param(["--each", "rack"], "--each: must be one of cluster, zone, region", id="unknown domain"),
+    pytest.param(["--each", "cluster", "--down", "member1"], "--each: give it alone", id="with --down"),
+])
+def test_each_refuses_bad_use(tmp_path: Path, args: list[str], message: str) -> None:
+    result = invoke(tmp_path, [cluster("member1")], *args)
+    assert result.exit_code == 2 and message in result.output

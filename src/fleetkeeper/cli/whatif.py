@@ -10,6 +10,7 @@ the policies that claim them, several per file::
     fleetkeeper whatif --down member1
     fleetkeeper whatif --region eu-west -o json
     fleetkeeper whatif --down member1,member2 -f clusters.yaml -f apps.yaml
+    fleetkeeper whatif --each region          # the N+1 matrix: each region failing alone
 
 Offline, a binding without ``spec.clusters`` (and every template) is first placed by the
 scheduler on the healthy fleet; a Cluster without a ``Ready`` condition counts as Ready;
@@ -48,6 +49,7 @@ from fleetkeeper.clock import SystemClock
 from fleetkeeper.controllers.cluster_status_rules import health_of, observed_ready
 from fleetkeeper.controllers.default_policy import default_taint_policy
 from fleetkeeper.options import Options
+from fleetkeeper.readiness import assess
 from fleetkeeper.readiness import whatif as core
 from fleetkeeper.readiness.live import read_fleet
 from fleetkeeper.scheduler.core import Scheduler
@@ -198,6 +200,27 @@ def render(report: core.Report, output: str) -> str:
     return "\n".join(table)
 
 
+Matrix = list[tuple[str, core.Report]]
+
+
+def render_each(by: str, matrix: Matrix, output: str) -> str:
+    """The N+1 matrix: per failure domain, what its loss alone would do."""
+    data = {"each": by, "domains": [{"domain": domain, "down": list(report.down), "summary": report.summary()}
+                                    for domain, report in matrix]}
+    if output == "json":
+        return json.dumps(data, indent=2)
+    if output == "yaml":
+        return yaml.safe_dump(data, sort_keys=False).rstrip("\n")
+    lines: list[list[str]] = [[by.upper(), "CLUSTERS", "MOVED", "SHORT", "HOMELESS", "BLOCKED"]]
+    for domain, report in matrix:
+        s = report.summary()
+        lines.append([domain, ",".join(report.down), *(str(s[k]) for k in ("moved", "short", "homeless",
+                                                                            "blocked"))])
+    widths = [max(len(line[i]) for line in lines) for i in range(6)]
+    return "\n".join("   ".join(cell.ljust(widths[i]) for i, cell in enumerate(line)).rstrip()
+                     for line in lines)
+
+
 def whatif(
     down: Annotated[list[str] | None, typer.Option(
         "--down", show_default=False,
@@ -205,6 +228,8 @@ def whatif(
     region: Annotated[str | None, typer.Option(help="every cluster of this region fails")] = None,
     zone: Annotated[str | None, typer.Option(help="every cluster of this zone fails")] = None,
     provider: Annotated[str | None, typer.Option(help="every cluster of this provider fails")] = None,
+    each: Annotated[str | None, typer.Option(
+        help="the N+1 matrix: each cluster, zone or region failing alone", show_default=False)] = None,
     filename: Annotated[list[str] | None, typer.Option(
         "--filename", "-f", show_default=False,
         help="offline: clusters and bindings, or templates and policies (YAML; - = stdin)")] = None,
@@ -220,28 +245,34 @@ def whatif(
         connect.die(f"--output: must be one of {', '.join(OUTPUTS)}, not {output!r}", 2)
     if not 0 <= threshold <= 1:
         connect.die("--eviction-circuit-breaker-threshold: must be between 0 and 1", 2)
+    if each is not None and each not in assess.DOMAINS:
+        connect.die(f"--each: must be one of {', '.join(assess.DOMAINS)}, not {each!r}", 2)
+    if each is not None and (down or region or zone or provider):
+        connect.die("--each: give it alone, without --down, --region, --zone or --provider", 2)
     now = SystemClock().now()
 
-    def answer(fleet: core.Fleet) -> core.Report:
+    def answer(fleet: core.Fleet) -> Matrix:
+        if each is not None:
+            return assess.each(fleet, each, now)
         named = failed_clusters(fleet, down or [], region=region, zone=zone, provider=provider)
-        return core.whatif(fleet, named, now)
+        return [("", core.whatif(fleet, named, now))]
 
     if filename:
         try:
-            report = answer(offline_fleet(filename, threshold=threshold, now=now))
+            matrix = answer(offline_fleet(filename, threshold=threshold, now=now))
         except BadInput as exc:
             connect.die(str(exc), 2)
     else:
-        async def live(session: connect.Session) -> core.Report:
+        async def live(session: connect.Session) -> Matrix:
             try:
                 return answer(await read_fleet(session.client, threshold=threshold))
             except BadInput as exc:
                 raise connect.BadInput(str(exc)) from None
 
-        report = connect.run(kubeconfig, live)
-    typer.echo(render(report, output))
-    if not report.whole:
+        matrix = connect.run(kubeconfig, live)
+    typer.echo(render_each(each, matrix, output) if each is not None else render(matrix[0][1], output))
+    if not all(report.whole for _, report in matrix):
         raise typer.Exit(SHORT)
 
 
-__all__ = ["failed_clusters", "offline_fleet", "render", "whatif"]
+__all__ = ["failed_clusters", "offline_fleet", "render", "render_each", "whatif"]

@@ -10,7 +10,8 @@ Pure, over a :class:`~fleetkeeper.readiness.whatif.Fleet`:
 * :func:`assess_domain` — what losing one domain risks, per binding on it (a :class:`Risk`);
 * :func:`condition_of` — the ``FailoverReady`` condition of a binding from its risks: the
   worst risk, the domain that breaks it named in the message;
-* :func:`full_pass` — every domain, every binding (the benchmark's pass).
+* :func:`full_pass` — every domain, every binding (the benchmark's pass); :func:`each` — the
+  what-if of every single domain's loss (``fleetkeeper whatif --each``).
 
 A risk's reason says why: ``PinnedToOneCluster`` (a single cluster can take the binding at
 all), ``NoOtherClusterMatches`` (losing the domain leaves no placement for the evicted
@@ -126,6 +127,13 @@ def condition_of(risks: Iterable[Risk], by: str) -> Condition:
     return Condition(type=CONDITION, status="False", reason=worst.reason, message=worst.message)
 
 
+def each(fleet: Fleet, by: str, now: datetime) -> list[tuple[str, Report]]:
+    """The N+1 matrix: the what-if of losing each single domain, by domain name."""
+    scheduler = Scheduler()
+    return [(domain, whatif(fleet, clusters, now, scheduler=scheduler))
+            for domain, clusters in domains(fleet.clusters.values(), by).items()]
+
+
 @dataclass(frozen=True, slots=True)
 class Pass:
     """A full pass: each binding's condition, and how many equivalence classes the bindings form."""
@@ -148,4 +156,4 @@ def full_pass(fleet: Fleet, by: str, now: datetime) -> Pass:
 
 
 __all__ = ["CONDITION", "DOMAINS", "NO_CAPACITY", "NO_MATCH", "PAUSED", "PINNED", "Pass", "Risk",
-           "assess_domain", "condition_of", "domains", "full_pass", "ready_reason"]
+           "assess_domain", "condition_of", "domains", "each", "full_pass", "ready_reason"]
