@@ -69,3 +69,11 @@ def test_a_profile_in_a_missing_directory_is_refused_before_anything_runs(tmp_pa
     assert out.exit_code == 2
     assert "--profile" in out.output and "is not a directory" in out.output
     assert not (tmp_path / "cli.db").exists()
+
+
+def test_with_failover_readiness_on_every_binding_still_moves(tmp_path: Path) -> None:
+    out = CliRunner().invoke(app, ["bench", "failover", "--bindings", "12", "--clusters", "3", "--quiet",
+                                   "--failover-readiness", "--store", f"sqlite://{tmp_path}/on.db"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.stdout)
+    assert doc["evicted"] == doc["rescheduled"] == doc["applied"] == 12

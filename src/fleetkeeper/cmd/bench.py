@@ -219,6 +219,8 @@ def bench_failover_cmd(
                                          help="seconds each phase may take before giving up")] = 900.0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress lines on stderr")] = False,
     profile: Annotated[Path | None, typer.Option(help=PROFILE_HELP)] = None,
+    failover_readiness: Annotated[bool, typer.Option(
+        help="run the failover-readiness controller too (the plane's option; off by default)")] = False,
 ) -> None:
     """A shared cluster goes down: time until every binding is rescheduled and re-applied elsewhere."""
     from fleetkeeper.cmd.bench_failover import bench_failover
@@ -229,4 +231,4 @@ def bench_failover_cmd(
         url = store or f"sqlite:///{Path(tmp) / 'bench.db'}"
         _emit(_with_profile(asyncio.run(bench_failover(
             bindings=bindings, clusters=clusters, store_url=url, clock=SystemClock(), limit=limit,
-            progress=progress, measure=measure)), profile))
+            progress=progress, measure=measure, readiness=failover_readiness)), profile))

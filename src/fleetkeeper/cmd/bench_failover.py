@@ -66,9 +66,9 @@ SETTLE_LIMIT = 120.0
 PLANE = tuple(spec for spec in SPECS if spec is not member_addons.SPEC)
 
 
-def _options() -> Options:
+def _options(*, readiness: bool = False) -> Options:
     return Options(leader_elect=False, cluster_status_update_frequency=2.0, cluster_success_threshold=0.0,
-                   cluster_failure_threshold=1.0, cluster_probe_timeout=1.0)
+                   cluster_failure_threshold=1.0, cluster_probe_timeout=1.0, failover_readiness=readiness)
 
 
 def _groups(clusters: int) -> int:
@@ -254,15 +254,17 @@ def _s(seconds: float | None) -> float | None:
 
 async def bench_failover(*, bindings: int = 10_000, clusters: int = 100, store_url: str, clock: Clock,
                          limit: float = 900.0, progress: benchkit.Progress = benchkit.SILENT,
-                         measure: benchkit.Measure = benchkit.UNMEASURED) -> dict[str, object]:
+                         measure: benchkit.Measure = benchkit.UNMEASURED,
+                         readiness: bool = False) -> dict[str, object]:
     """Fail ``member-000`` under ``bindings`` Divided workloads over ``clusters`` clusters; time the move
-    (``measure`` wraps the failover itself, from taking the cluster down to the last replacement)."""
+    (``measure`` wraps the failover itself, from taking the cluster down to the last replacement;
+    ``readiness``: with the failover-readiness controller running too)."""
     if clusters < 3:
         raise ValueError("the failover benchmark needs at least three clusters")
     store = open_store(store_url, clock=clock)
     names = [f"member-{i:03d}" for i in range(clusters)]
     members = benchkit.fleet(clock, names, pods=bindings * REPLICAS)
-    plane = ControlPlane(store=store, clock=clock, members=members, options=_options(),
+    plane = ControlPlane(store=store, clock=clock, members=members, options=_options(readiness=readiness),
                          specs=PLANE)
     informers = plane.manager.informers
     probe = _Probe(clock, informers.informer_for(Cluster), informers.informer_for(ResourceBinding),
