@@ -49,3 +49,14 @@ def test_the_json_is_as_shown(tmp_path: Path) -> None:
     [shown] = [body for lang, body in blocks() if lang == "json"]
     result = run_example(tmp_path, "-o", "json")
     assert json.loads(result.stdout) == json.loads(shown)
+
+
+def test_the_matrix_is_as_shown(tmp_path: Path) -> None:
+    command = "$ fleetkeeper whatif --each cluster -f clusters.yaml -f apps.yaml"
+    [shown] = [body for _, body in blocks() if body.startswith(command)]
+    run_example(tmp_path)
+    files = ["-f", str(tmp_path / "clusters.yaml"), "-f", str(tmp_path / "apps.yaml")]
+    result = CliRunner().invoke(app, ["--each", "cluster", *files])
+    assert result.exit_code == 3
+    assert [line.split() for line in result.stdout.splitlines()] == [
+        line.split() for line in shown.splitlines()[1:]]
