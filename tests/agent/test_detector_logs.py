@@ -1,6 +1,6 @@
-"""While a member is down its DNS detectors cannot reach their Lease; each says so once,
-then about once a minute of (virtual) time with the count it held back — not at every
-two-second retry (the seed story: member1 is down from 60 s to 200 s)."""
+"""While a member is down its DNS detectors cannot reach their Lease nor their node; each
+says so once, then about once a minute of (virtual) time with the count it held back — not
+at every retry or detection period (the seed story: member1 is down from 60 s to 200 s)."""
 
 from __future__ import annotations
 
@@ -31,3 +31,5 @@ def test_detectors_of_a_down_member_say_their_lease_failures_rarely() -> None:
     assert max(by_node.values()) <= 4, by_node
     assert any(entry.get("suppressed", 0) >= 20 for entry in failed), [e.get("suppressed") for e in failed]
     assert not [entry for entry in logs if entry.get("exc_info")]
+    unread = Counter(entry["host"] for entry in logs if entry["event"] == "LoadCorednsConditionFailed")
+    assert unread and max(unread.values()) <= 4, unread

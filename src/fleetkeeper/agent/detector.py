@@ -22,6 +22,9 @@ protocol).
 
 :class:`NodeDaemons` plays the DaemonSet for one member: one detector per node, started
 and stopped as nodes come and go.
+
+While its member's API cannot be reached, a detector says so once, then once a minute
+with the count of rounds held back (:mod:`~fleetkeeper.runtime.throttle`), not every period.
 """
 
 from __future__ import annotations
@@ -55,11 +58,13 @@ from fleetkeeper.controllers.cluster_status_rules import ready_text
 from fleetkeeper.members.interface import Member
 from fleetkeeper.runtime.leaderelection import LeaderElectionConfig, LeaderElector, LeaseClient
 from fleetkeeper.runtime.recorder import Recorder, Sink
+from fleetkeeper.runtime.throttle import LogThrottle
 
 COMPONENT = "service-name-resolution-detector"
 #: how many of its writes a detector remembers (for observers and tests)
 WRITES_KEPT = 100
 _log = structlog.get_logger("fleetkeeper.agent.detector")
+READ_FAILED = "could not read the nodes' verdicts"
 
 
 # ------------------------------------------------------------------------------ resolving
@@ -193,6 +198,7 @@ class Detector:
                 lease_duration=config.lease_duration, renew_deadline=config.renew_deadline,
                 retry_period=config.retry_period, record_events=False), clock=clock)
         self._log = _log.bind(cluster=config.cluster, host=config.host)
+        self._quiet = LogThrottle(clock)
 
     async def run(self) -> None:
         """Detect every period and, while leading (always, without election), aggregate."""
@@ -225,8 +231,9 @@ class Detector:
         try:
             node = await self._nodes.report(self.config.host)
         except (errors.FleetkeeperError, OSError) as exc:
-            self._log.info(constants.EVENT_LOAD_COREDNS_CONDITION_FAILED, error=repr(exc))
+            self._failed(constants.EVENT_LOAD_COREDNS_CONDITION_FAILED, exc)
             return None
+        self._quiet.forget(constants.EVENT_LOAD_COREDNS_CONDITION_FAILED)
         if node is None:
             return None
         verdict, self._state = rules.adjusted(self._state, node.verdict, rules.observed(error), now,
@@ -235,17 +242,29 @@ class Detector:
         try:
             await self._nodes.store(node, new)
         except (errors.FleetkeeperError, OSError) as exc:
-            self._log.info(constants.EVENT_STORE_COREDNS_CONDITION_FAILED, error=repr(exc))
+            self._failed(constants.EVENT_STORE_COREDNS_CONDITION_FAILED, exc)
             return None
+        self._quiet.forget(constants.EVENT_STORE_COREDNS_CONDITION_FAILED)
         return new
+
+    def _failed(self, event: str, exc: Exception) -> None:
+        """A member call failed: said once, then once a minute (see the module notes)."""
+        held = self._quiet.admit(event, type(exc).__name__)
+        if held is None:
+            return
+        if held:
+            self._log.info(event, error=repr(exc), suppressed=held)
+        else:
+            self._log.info(event, error=repr(exc))
 
     async def aggregate(self) -> Condition | None:
         """One aggregation round; the Cluster condition written, or None when nothing was."""
         try:
             reports = await self._nodes.reports()
         except (errors.FleetkeeperError, OSError) as exc:
-            self._log.info("could not read the nodes' verdicts", error=repr(exc))
+            self._failed(READ_FAILED, exc)
             return None
+        self._quiet.forget(READ_FAILED)
         wanted = rules.aggregate(reports, self._clock.now(), self.config.stale_threshold)
         if wanted is None:
             return None
