@@ -610,3 +610,13 @@ def test_metrics_are_for_the_admin(env: Env) -> None:
     agent = write_kubeconfig(env.files / "agent-metrics.kubeconfig", env.server.url, env.ca, AGENT_TOKEN)
     refused = env.run("--kubeconfig", str(agent), "get", "--raw", "/metrics")
     assert refused.returncode == 1 and "Forbidden" in refused.stderr and '"/metrics"' in refused.stderr
+
+
+def test_readyz_lists_its_checks_and_metrics_carry_kube_apiservers_names(env: Env) -> None:
+    assert env.ok("get", "--raw", "/readyz?verbose") == (
+        "[+]ping ok\n[+]etcd ok\n[+]shutdown ok\nreadyz check passed\n")
+    assert env.ok("get", "--raw", "/livez/etcd") == "ok"
+    env.ok("get", "clusters")
+    exposed = env.ok("get", "--raw", "/metrics")
+    assert "# TYPE apiserver_request_total counter" in exposed
+    assert 'verb="LIST"' in exposed and 'resource="clusters"' in exposed
