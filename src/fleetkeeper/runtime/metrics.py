@@ -1,12 +1,12 @@
-"""Controller metrics: one counter and one histogram per controller, kept cheap.
+"""Controller metrics: reconciles counted and timed per controller, kept cheap.
 
 The worker loop reports each reconcile once, with its outcome (``success``,
 ``requeue_after``, ``error``, ``terminal``) and its duration as measured by the
 injected clock (so under virtual time durations are virtual too). The seam is the
 tiny :class:`Metrics` protocol; :class:`PrometheusMetrics` is the default and
 :class:`NoMetrics` turns reporting off. Labelled children are resolved once per
-(controller, outcome) and cached, so a reconcile costs two dictionary hits and two
-increments.
+(controller, outcome) and cached, so a reconcile costs one dictionary hit, two or
+three increments and two observations.
 
 The prometheus series live in the default registry (``fleetkeeper_reconcile_total``
 and ``fleetkeeper_reconcile_duration_seconds``, labelled by ``controller``), which is
