@@ -46,7 +46,7 @@ def _children(value: Any) -> list[Any]:
     return []
 
 
-def _field(values: list[Any], name: str, missing_ok: bool) -> list[Any]:
+def _field(values: list[Any], name: str, *, missing_ok: bool) -> list[Any]:
     found = [v[name] for v in values if isinstance(v, dict) and name in v]
     if not found and values and not missing_ok:
         raise JSONPathError(f"{name} is not found")
@@ -120,7 +120,7 @@ def _compare(left: Any, operator: str, right: Any) -> bool:
     return bool(checks[operator])
 
 
-def _filter(values: list[Any], left: list[Node], operator: str, right: list[Node],
+def _filter(values: list[Any], left: list[Node], operator: str, right: list[Node], *,
             missing_ok: bool) -> list[Any]:
     out: list[Any] = []
     for value in values:
@@ -129,15 +129,15 @@ def _filter(values: list[Any], left: list[Node], operator: str, right: list[Node
         for item in value:
             if operator == "exists":
                 try:
-                    if _walk([item], left, missing_ok):
+                    if _walk([item], left, missing_ok=missing_ok):
                         out.append(item)
                 except JSONPathError:
                     pass
                 continue
-            lefts = _walk([item], left, missing_ok)
+            lefts = _walk([item], left, missing_ok=missing_ok)
             if not lefts:
                 continue
-            rights = _walk([item], right, missing_ok)
+            rights = _walk([item], right, missing_ok=missing_ok)
             if not rights:
                 continue
             if len(lefts) > 1 or len(rights) > 1:
@@ -147,16 +147,16 @@ def _filter(values: list[Any], left: list[Node], operator: str, right: list[Node
     return out
 
 
-def _walk(values: list[Any], nodes: Sequence[Node], missing_ok: bool = False) -> list[Any]:
+def _walk(values: list[Any], nodes: Sequence[Node], *, missing_ok: bool = False) -> list[Any]:
     for node in nodes:
-        values = _step(values, node, missing_ok)
+        values = _step(values, node, missing_ok=missing_ok)
     return values
 
 
-def _step(values: list[Any], node: Node, missing_ok: bool) -> list[Any]:
+def _step(values: list[Any], node: Node, *, missing_ok: bool) -> list[Any]:
     kind = node.kind
     if kind == "field":
-        return _field(values, node.value, missing_ok) if values else []
+        return _field(values, node.value, missing_ok=missing_ok) if values else []
     if kind == "array":
         return _array(values, node.value)
     if kind == "wildcard":
@@ -164,10 +164,10 @@ def _step(values: list[Any], node: Node, missing_ok: bool) -> list[Any]:
     if kind == "recursive":
         return _recursive(values)
     if kind == "union":
-        return [found for member in node.value for found in _walk(values, member, missing_ok)]
+        return [found for member in node.value for found in _walk(values, member, missing_ok=missing_ok)]
     if kind == "filter":
         left, operator, right = node.value
-        return _filter(values, left, operator, right, missing_ok)
+        return _filter(values, left, operator, right, missing_ok=missing_ok)
     if kind in ("text", "int", "float", "bool"):
         return [node.value for _ in values] if kind != "text" else [node.value]
     raise JSONPathError(f"unrecognized identifier {node.value}")
@@ -197,30 +197,30 @@ def _blocks(nodes: Sequence[Node]) -> list[Any]:
     return root
 
 
-def _render(blocks: Sequence[Any], document: Any, missing_ok: bool) -> str:
+def _render(blocks: Sequence[Any], document: Any, *, missing_ok: bool) -> str:
     parts: list[str] = []
     for block in blocks:
         if isinstance(block, tuple):
             _, path, body = block
-            for item in _walk([document], path, missing_ok):
-                parts.append(_render(body, item, missing_ok))
+            for item in _walk([document], path, missing_ok=missing_ok):
+                parts.append(_render(body, item, missing_ok=missing_ok))
         elif block.kind == "text":
             parts.append(block.value)
         else:
-            parts.append(" ".join(_text(v) for v in _walk([document], block.value, missing_ok)))
+            parts.append(" ".join(_text(v) for v in _walk([document], block.value, missing_ok=missing_ok)))
     return "".join(parts)
 
 
 def evaluate(template: str, document: Any) -> str:
     """The text a JSONPath template prints for ``document`` (Karmada's ``parseJSONValue``)."""
-    return _render(_blocks(parse(template)), _as_go(document), False)
+    return _render(_blocks(parse(template)), _as_go(document), missing_ok=False)
 
 
 def print_template(template: str, document: Any) -> str:
     """The text ``kubectl -o jsonpath=TEMPLATE`` prints for ``document``: a missing key prints
     nothing (kubectl allows missing keys) and numbers print as the API server sent them
     (integers stay integers)."""
-    return _render(_blocks(parse(template)), document, True)
+    return _render(_blocks(parse(template)), document, missing_ok=True)
 
 
 def find_results(template: str, document: Any) -> list[list[Any]]:
@@ -234,11 +234,12 @@ def _results(blocks: Sequence[Any], document: Any) -> list[list[Any]]:
     for block in blocks:
         if isinstance(block, tuple):
             _, path, body = block
-            out.extend(found for item in _walk([document], path, True) for found in _results(body, item))
+            out.extend(found for item in _walk([document], path, missing_ok=True)
+                       for found in _results(body, item))
         elif block.kind == "text":
             out.append([block.value])
         else:
-            out.append(_walk([document], block.value, True))
+            out.append(_walk([document], block.value, missing_ok=True))
     return out
 
 

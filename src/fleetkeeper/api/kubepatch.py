@@ -126,7 +126,8 @@ def _find(doc: Any, path: str) -> tuple[dict[str, Any] | list[Any], str] | None:
     return node, tokens[-1]
 
 
-def _insert(container: dict[str, Any] | list[Any], key: str, value: Any) -> None:
+def _insert(place: tuple[dict[str, Any] | list[Any], str], value: Any) -> None:
+    container, key = place
     if isinstance(container, dict):
         container[key] = value
         return
@@ -167,19 +168,19 @@ def _equal(have: Any, want: Any) -> bool:
         return type(have) is type(want) and bool(have == want)
 
 
-def _add(doc: Any, op: dict[str, Any], write: _Write) -> Any:
+def _add(doc: Any, op: dict[str, Any], *, write: _Write) -> Any:
     path = _field(op, "path", "add operation failed to decode path", wrap=False)
     found = _find(doc, path)
     if found is None:
         raise _Refused(f'add operation does not apply: doc is missing path: "{path}": {_MISSING}')
     try:
-        _insert(*found, write(op.get("value"), path))
+        _insert(found, write(op.get("value"), path))
     except _Refused as exc:
         raise _Refused(f"error in add for path: '{path}': {exc}") from None
     return doc
 
 
-def _remove(doc: Any, op: dict[str, Any], write: _Write) -> Any:
+def _remove(doc: Any, op: dict[str, Any], *, write: _Write) -> Any:
     path = _field(op, "path", "remove operation failed to decode path", wrap=False)
     found = _find(doc, path)
     if found is None:
@@ -191,7 +192,7 @@ def _remove(doc: Any, op: dict[str, Any], write: _Write) -> Any:
     return doc
 
 
-def _replace(doc: Any, op: dict[str, Any], write: _Write) -> Any:
+def _replace(doc: Any, op: dict[str, Any], *, write: _Write) -> Any:
     path = _field(op, "path", "replace operation failed to decode path")
     value = op.get("value")
     if path == "":
@@ -213,7 +214,7 @@ def _replace(doc: Any, op: dict[str, Any], write: _Write) -> Any:
     return doc
 
 
-def _move(doc: Any, op: dict[str, Any], write: _Write) -> Any:
+def _move(doc: Any, op: dict[str, Any], *, write: _Write) -> Any:
     source = _field(op, "from", "move operation failed to decode from")
     found = _find(doc, source)
     if found is None:
@@ -228,13 +229,13 @@ def _move(doc: Any, op: dict[str, Any], write: _Write) -> Any:
     if found is None:
         raise _Refused(f"move operation does not apply: doc is missing destination path: {path}: {_MISSING}")
     try:
-        _insert(*found, value)
+        _insert(found, value)
     except _Refused as exc:
         raise _Refused(f"error in move for path: '{path}': {exc}") from None
     return doc
 
 
-def _copy(doc: Any, op: dict[str, Any], write: _Write) -> Any:
+def _copy(doc: Any, op: dict[str, Any], *, write: _Write) -> Any:
     source = _field(op, "from", "copy operation failed to decode from")
     found = _find(doc, source)
     if found is None:
@@ -248,13 +249,13 @@ def _copy(doc: Any, op: dict[str, Any], write: _Write) -> Any:
     if found is None:
         raise _Refused(f"copy operation does not apply: doc is missing destination path: {path}: {_MISSING}")
     try:
-        _insert(*found, write(value, path))
+        _insert(found, write(value, path))
     except _Refused as exc:
         raise _Refused(f"error while adding value during copy: {exc}") from None
     return doc
 
 
-def _test(doc: Any, op: dict[str, Any], write: _Write) -> Any:
+def _test(doc: Any, op: dict[str, Any], *, write: _Write) -> Any:
     path = _field(op, "path", "test operation failed to decode path")
     want = op.get("value")
     if path == "":
@@ -278,7 +279,7 @@ class _Write:
 
     __slots__ = ("budget", "index", "kind")
 
-    def __init__(self, budget: WriteBudget, index: int, kind: str) -> None:
+    def __init__(self, budget: WriteBudget, *, index: int, kind: str) -> None:
         self.budget, self.index, self.kind = budget, index, kind
 
     def __call__(self, value: Any, path: str) -> Any:
@@ -325,7 +326,7 @@ def apply_kube_json_patch(doc: Any, patch: Any) -> Any:
         try:
             if apply is None or op is None:
                 raise _Refused(f"Unexpected kind: {kind}")
-            result = apply(result, op, _Write(budget, index, kind))
+            result = apply(result, op, write=_Write(budget, index=index, kind=kind))
         except _Refused as exc:
             raise errors.Invalid(str(exc)) from None
     if too_deep(result) and depth_of(result) > depth_of(doc):

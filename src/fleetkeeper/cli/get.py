@@ -253,7 +253,7 @@ class Printer:
             self._rows([obj], now=now)
 
 
-async def follow(session: connect.Session, info: ResourceInfo, namespace: str | None, *, since: str,
+async def follow(session: connect.Session, info: ResourceInfo, *, namespace: str | None, since: str,
                  name: str | None, selector: str | None, field_selector: str | None, printer: Printer,
                  limit: float) -> None:
     """Print each change after ``since`` until ``limit`` seconds have passed (0: until interrupted)."""
@@ -313,7 +313,7 @@ def get(
         where = "" if ns in ("", None) else f" in namespace {ns}"
         printer.first(objects, single=bool(name), where=where, now=session.clock.now())
         if watch:
-            await follow(session, info, ns, since=since, name=name, selector=selector,
+            await follow(session, info, namespace=ns, since=since, name=name, selector=selector,
                          field_selector=field_selector, printer=printer, limit=limit)
 
     try:
