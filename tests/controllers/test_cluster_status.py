@@ -9,9 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+import pytest
+from prometheus_client import REGISTRY
+
+from fleetkeeper import errors
 from fleetkeeper.api import timeline as tl
+from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.clock import VirtualClock
-from fleetkeeper.controllers import cluster, cluster_status
+from fleetkeeper.controllers import cluster, cluster_status, namespaces
 from fleetkeeper.options import Options
 
 from .failover_world import World, cluster_body, make_world
@@ -166,3 +171,29 @@ def test_pull_clusters_are_left_to_their_agent() -> None:
         assert await world.ready("member9") is None
 
     run(body, clusters=("member1",))
+
+
+def test_a_deleted_clusters_sync_duration_series_goes_with_it() -> None:
+    def synced(name: str) -> float | None:
+        return REGISTRY.get_sample_value("cluster_sync_status_duration_seconds_count",
+                                         {"member_cluster": name})
+
+    async def main(clock: VirtualClock) -> None:
+        world = await make_world(clock, ("member1", "member2"))
+        for name in ("member1", "member2"):
+            await world.client.create(cluster_body(name))
+        world.start([*SETUPS, namespaces.SPEC])  # the namespace cleanup lets the execution space go
+        try:
+            await world.until(25)
+            assert (synced("member2") or 0) >= 1, "every status sync is timed, per cluster"
+            await world.client.delete(Cluster, "member2")
+            await world.until(60)
+            with pytest.raises(errors.NotFound):
+                await world.cluster("member2")
+            assert synced("member2") is None
+            assert (synced("member1") or 0) >= 1
+        finally:
+            await world.close()
+
+    clock = VirtualClock()
+    clock.run(main(clock))

@@ -73,6 +73,7 @@ class ClusterStatusReconciler:
         cluster = self._clusters.get(request.name)
         if cluster is None:
             self._states.pop(request.name, None)
+            km.drop(km.CLUSTER_SYNC_SECONDS, request.name)  # as Karmada drops a deleted cluster's series
             return Result()
         if not self._ctx.scope.serves(cluster):
             self._states.pop(request.name, None)

@@ -98,6 +98,12 @@ def child(family: M, *labels: str) -> M:
     return found  # type: ignore[return-value]
 
 
+def drop(family: MetricWrapperBase, *labels: str) -> None:
+    """Remove ``family``'s child for ``labels`` (a deleted cluster's), if it has one."""
+    if _CHILDREN.pop((id(family), labels), None) is not None:
+        family.remove(*labels)
+
+
 def result_of(failed: bool) -> str:
     """Karmada's ``result`` label."""
     return ERROR if failed else SUCCESS
@@ -106,6 +112,6 @@ def result_of(failed: bool) -> str:
 __all__ = [
     "BUILD_INFO", "CLUSTER_SYNC_SECONDS", "CREATE_TO_CLUSTER", "DELETE_FROM_CLUSTER", "ERROR",
     "EVICTION_KIND", "EVICTION_QUEUE_DEPTH", "EVICTION_SECONDS", "EVICTION_TOTAL", "POLICY_APPLY_ATTEMPTS",
-    "POLICY_APPLY_SECONDS",
-    "SUCCESS", "SYNC_WORKLOAD_SECONDS", "SYNC_WORK_SECONDS", "UPDATE_TO_CLUSTER", "child", "result_of",
+    "POLICY_APPLY_SECONDS", "SUCCESS", "SYNC_WORKLOAD_SECONDS", "SYNC_WORK_SECONDS", "UPDATE_TO_CLUSTER",
+    "child", "drop", "result_of",
 ]
