@@ -1,12 +1,13 @@
 """Control-plane replicas for the end-to-end tests: several ``fleetkeeper up`` on one etcd.
 
-:class:`Replicas` runs ``fleetkeeper up --store etcd://… --clusters 0`` once per replica,
-each with its own state directory — so its own CA, admin token and kubeconfig, and its
-own lock — on a free loopback port (``--port 0``). Each replica is reached only through
-its own kubeconfig (:class:`Api`, a small Kubernetes REST reader: bearer token and CA
-from the kubeconfig). Which replica leads is read from the Lease
-``karmada-system/fleetkeeper-controller-manager``: its ``holderIdentity`` is
-:func:`~fleetkeeper.cmd.up.up_identity` of the leader's state directory.
+:class:`Replicas` runs ``fleetkeeper up --store etcd://… --clusters 0`` once per
+replica, each with its own state directory — its own kubeconfig and lock; the CA and
+admin token are the plane's, shared through the store — on a free loopback port
+(``--port 0``). Each replica is reached through its own kubeconfig (:class:`Api`, a
+small Kubernetes REST reader: bearer token and CA from the kubeconfig). Which replica
+leads is read from the Lease ``karmada-system/fleetkeeper-controller-manager``: its
+``holderIdentity`` is :func:`~fleetkeeper.cmd.up.up_identity` of the leader's state
+directory.
 
 Members are ``fleetkeeper member-sim`` processes (:class:`~members.member_sim.MemberSim`)
 joined with ``fleetkeeper join NAME --cluster-kubeconfig FILE``, so every replica

@@ -1,11 +1,12 @@
 """A replicated control plane: three ``fleetkeeper up`` replicas on one etcd, HTTPS members.
 
-Each replica has its own state directory (CA, token, kubeconfig) and port and is reached
-through its own kubeconfig; all share one etcd (``--store etcd://…``). Two
-``fleetkeeper member-sim`` processes are joined with ``fleetkeeper join NAME
---cluster-kubeconfig FILE``, so every replica reaches them over HTTPS with the stored
-credentials. Leader election keeps Karmada's timing (lease 15 s, renew deadline 10 s,
-retry 2 s); members are probed every second and turn NotReady after 2 s of failures.
+Each replica has its own state directory (kubeconfig, lock) and port and is reached
+through its own kubeconfig; all share one etcd, and with it the plane's CA and tokens
+(``--store etcd://…``). Two ``fleetkeeper member-sim`` processes are joined with
+``fleetkeeper join NAME --cluster-kubeconfig FILE``, so every replica reaches them over
+HTTPS with the stored credentials. Leader election keeps Karmada's timing (lease 15 s,
+renew deadline 10 s, retry 2 s); members are probed every second and turn NotReady after
+2 s of failures.
 
 (a) Failover survives losing the leader half-way: ten Deployments divided 1:2 over
 member1/member2 run; member1 goes down; as soon as member1 carries the NoExecute taint
