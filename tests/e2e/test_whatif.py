@@ -51,6 +51,12 @@ def test_whatif_down_member1_is_where_the_failover_puts_nginx(fleet: Fleet) -> N
     assert nginx["before"] == {"member1": 1, "member2": 2}
     assert (nginx["pendingReplicas"], nginx["homeless"], nginx["blocked"]) == (0, False, False)
 
+    simulated = fleet.cli("whatif", "--down", "member1", "--simulate", "--horizon", "5m", "-o", "json")
+    assert simulated.returncode == 0, f"{simulated.stdout}\n{simulated.stderr}"
+    [timed] = json.loads(simulated.stdout)["workloads"]
+    assert timed["after"] == nginx["after"]
+    assert 0 < timed["rescheduledAfterSeconds"] <= timed["readyAfterSeconds"] < 300
+
     done = fleet.cli("fault", "clusterDown", "member1")
     assert done.returncode == 0, done.stderr
     wait_for(lambda: healthy(fleet, "nginx-deployment", nginx["after"]), f"nginx healthy on {nginx['after']}")

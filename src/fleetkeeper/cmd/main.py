@@ -69,8 +69,8 @@ def _cli_schedule() -> ModuleType:
     return schedule
 
 
-def _cli_whatif() -> ModuleType:
-    from fleetkeeper.cli import whatif
+def _cmd_whatif() -> ModuleType:
+    from fleetkeeper.cmd import whatif
     return whatif
 
 
@@ -160,7 +160,7 @@ COMMANDS: dict[str, Lazy] = {
                       "Validate a customization, or run one of its rules on sample objects."),
     "schedule": Lazy(_cli_schedule, "schedule",
                      "Print where the scheduler would place a binding, without a control plane."),
-    "whatif": Lazy(_cli_whatif, "whatif", "Say where every workload would go if these clusters failed now."),
+    "whatif": Lazy(_cmd_whatif, "whatif", "Say where every workload would go if these clusters failed now."),
     # the control plane, together or apart, and its Pull agents
     "up": Lazy(_cmd_up, "up",
                "Run the control plane here: API server, controllers, scheduler and simulated members."),
