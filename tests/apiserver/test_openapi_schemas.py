@@ -47,6 +47,11 @@ def test_karmada_descriptions_are_plain_sentences() -> None:
     for group in ("policy.karmada.io", "work.karmada.io", "cluster.karmada.io"):
         text = OpenAPI(SCHEME).document(group, "v1alpha1")[0].decode()  # type: ignore[index]
         assert "``" not in text and ":class:" not in text and ":attr:" not in text
+    doc = orjson.loads(OpenAPI(SCHEME).document("policy.karmada.io", "v1alpha1")[0])  # type: ignore[index]
+    placement = doc["components"]["schemas"]["io.karmada.policy.v1alpha1.Placement"]["properties"]
+    assert placement["clusterAffinity"]["description"].startswith("A cluster filter")  # its type's
+    assert placement["clusterAffinity"]["allOf"][0]["$ref"].endswith(".ClusterAffinity")
+    assert placement["clusterAffinities"]["description"]  # a list: its items' type's
 
 
 def _fields(data: bytes) -> list[tuple[int, bytes | int]]:

@@ -168,7 +168,8 @@ def _described_fields(schemas: dict[str, Any], prefix: str) -> None:
         for field, sub in properties.items():
             if not isinstance(sub, dict) or "description" in sub:
                 continue
-            target = sub.get("$ref") or (sub.get("allOf") or [{}])[0].get("$ref")
+            items = sub["items"] if isinstance(sub.get("items"), dict) else {}
+            target = sub.get("$ref") or (sub.get("allOf") or [{}])[0].get("$ref") or items.get("$ref")
             described = schemas.get(str(target).removeprefix(refs), {}).get("description") if target else None
             if not described:
                 continue
