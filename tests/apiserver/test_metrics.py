@@ -51,6 +51,7 @@ KARMADA: dict[str, set[str]] = {
     "karmada_scheduler_e2e_scheduling_duration_seconds": {"result", "schedule_type"},
     "karmada_scheduler_scheduling_algorithm_duration_seconds": {"schedule_step"},
     "karmada_scheduler_queue_incoming_bindings_total": {"event"},
+    "scheduler_pending_bindings": {"queue"},
     "karmada_scheduler_framework_extension_point_duration_seconds": {"extension_point", "result"},
     "karmada_scheduler_plugin_execution_duration_seconds": {"plugin", "extension_point", "result"},
     "binding_sync_work_duration_seconds": {"result"},

@@ -406,13 +406,21 @@ class SchedulerController:
 
     needs_leader_election = True
 
-    def __init__(self, bindings: Controller, clusters: Controller) -> None:
+    def __init__(self, bindings: Controller, clusters: Controller,
+                 parked: set[Request] | None = None) -> None:
         self.name = CONTROLLER_NAME
         self.bindings = bindings
         self.clusters = clusters
+        self._parked = parked if parked is not None else set()
+        metrics.SCHEDULERS.add(self)
         #: scheduling is on the failover's critical path (:mod:`~fleetkeeper.runtime.turns`); the
         #: cluster fan-out is a sweep that mostly finds nothing to do, so it waits its turn
         self.controllers = (bindings, clusters)
+
+    def pending(self) -> tuple[int, int, int]:
+        """Bindings ready to be scheduled, waiting to be retried, and parked until a cluster changes."""
+        queue = self.bindings.queue
+        return len(queue), queue.parked, len(self._parked)
 
     async def run(self) -> None:
         async with asyncio.TaskGroup() as group:
@@ -453,7 +461,7 @@ def new_controller(client: Client, informers: InformerFactory, *, clock: Clock,
     parked = reconciler.parked
     clusters.add_handler(fanout.ClusterEvents(reconciler.invalidate, cluster_queue.enqueue, lambda: parked,
                                               controller.enqueue))
-    return SchedulerController(controller, cluster_queue)
+    return SchedulerController(controller, cluster_queue, parked)
 
 
 def _new(deps: Deps) -> SchedulerController:

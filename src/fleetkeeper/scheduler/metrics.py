@@ -8,6 +8,10 @@
   ``Select`` and ``AssignReplicas`` of a run;
 * ``queue_incoming_bindings_total{event}`` — bindings queued, by why (``BindingAdd``,
   ``BindingUpdate``, ``ClusterChanged``, ``ScheduleAttemptFailure``);
+* ``scheduler_pending_bindings{queue}`` (Karmada's scheduling-queue gauge) — bindings
+  ``active`` (ready to be scheduled), in ``backoff`` (waiting to be retried) and
+  ``unschedulable`` (parked until a cluster changes), read from the live schedulers when
+  ``/metrics`` is scraped (:data:`SCHEDULERS`);
 * ``framework_extension_point_duration_seconds{extension_point, result}`` and
   ``plugin_execution_duration_seconds{plugin, extension_point, result}`` — the filter
   and score plugins; a plugin's verdicts are computed once per snapshot for all its
@@ -20,9 +24,13 @@ label set and kept.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Protocol
 
 from prometheus_client import Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import REGISTRY, Collector
 
 from fleetkeeper.runtime.karmada_metrics import child
 
@@ -56,6 +64,43 @@ PLUGIN_SECONDS = Histogram(PREFIX + "plugin_execution_duration_seconds",
                            ["plugin", "extension_point", "result"],
                            buckets=tuple(0.00001 * 1.5 ** n for n in range(20)))
 
+class Pending(Protocol):
+    """What the scrape reads of a live scheduler: its bindings by queue."""
+
+    def pending(self) -> tuple[int, int, int]:
+        """(active, backoff, unschedulable)."""
+        ...
+
+
+#: the schedulers alive in this process (a scheduler adds itself when made)
+SCHEDULERS: weakref.WeakSet[Pending] = weakref.WeakSet()
+
+
+class PendingCollector(Collector):
+    """``scheduler_pending_bindings{queue}``, summed over :data:`SCHEDULERS`."""
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        family = GaugeMetricFamily(
+            "scheduler_pending_bindings",
+            "Number of pending bindings, by the queue type. 'active' means number of bindings in activeQ; "
+            "'backoff' means number of bindings in backoffQ; 'unschedulable' means number of bindings in "
+            "unschedulableBindings that the scheduler attempted to schedule and failed.",
+            labels=["queue"])
+        totals = [0, 0, 0]
+        for scheduler in list(SCHEDULERS):
+            for index, count in enumerate(scheduler.pending()):
+                totals[index] += count
+        for queue, count in zip(("active", "backoff", "unschedulable"), totals, strict=True):
+            family.add_metric([queue], float(count))
+        yield family
+
+
+REGISTRY.register(PendingCollector())
+
+
 def attempt(schedule_type: str, seconds: float, *, failed: bool) -> None:
     """One scheduling run of a binding."""
     result = ERROR if failed else SCHEDULED
@@ -76,6 +121,6 @@ def incoming(event: str) -> None:
 __all__ = [
     "ALGORITHM_SECONDS", "ASSIGN", "ATTEMPTS", "ATTEMPT_FAILURE", "BINDING_ADD", "BINDING_UPDATE",
     "CLUSTER_CHANGED", "E2E_SECONDS", "ERROR", "EXTENSION_POINT_SECONDS", "FILTER", "INCOMING",
-    "PLUGIN_SECONDS", "RECONCILE_SCHEDULE", "SCALE_SCHEDULE", "SCHEDULED", "SCORE", "SELECT", "Timer",
-    "attempt", "incoming", "step",
+    "PLUGIN_SECONDS", "RECONCILE_SCHEDULE", "SCALE_SCHEDULE", "SCHEDULED", "SCHEDULERS", "SCORE", "SELECT",
+    "Pending", "PendingCollector", "Timer", "attempt", "incoming", "step",
 ]
