@@ -192,3 +192,17 @@ def test_each_region_groups_clusters_and_a_whole_fleet_exits_0(tmp_path: Path) -
 def test_each_refuses_bad_use(tmp_path: Path, args: list[str], message: str) -> None:
     result = invoke(tmp_path, [cluster("member1")], *args)
     assert result.exit_code == 2 and message in result.output
+
+
+def test_a_binding_whose_dispatching_is_suspended_is_blocked(tmp_path: Path) -> None:
+    binding = {"apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+               "metadata": {"name": "web-deployment", "namespace": "default"},
+               "spec": {"resource": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "default",
+                                     "name": "web"},
+                        "replicas": 3, "placement": SEED, "suspension": {"dispatching": True},
+                        "clusters": [{"name": "member1", "replicas": 1}, {"name": "member2", "replicas": 2}]}}
+    docs = [cluster("member1"), cluster("member2"), binding]
+    result = invoke(tmp_path, docs, "--down", "member1", "-o", "json")
+    assert result.exit_code == 3, result.output
+    [found] = json.loads(result.stdout)["workloads"]
+    assert (found["blocked"], found["after"]) == (True, {"member1": 1, "member2": 2})

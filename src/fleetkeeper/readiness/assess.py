@@ -16,7 +16,8 @@ Pure, over a :class:`~fleetkeeper.readiness.whatif.Fleet`:
 A risk's reason says why: ``PinnedToOneCluster`` (a single cluster can take the binding at
 all), ``NoOtherClusterMatches`` (losing the domain leaves no placement for the evicted
 replicas), ``NoSpareCapacity`` (placed, but some replicas would find no room) and
-``EvictionsWouldPause`` (the loss trips the circuit breaker). Equivalent bindings share one
+``EvictionsWouldPause`` (the loss trips the circuit breaker, or the binding's dispatching is
+suspended, which holds its eviction). Equivalent bindings share one
 scheduling decision per domain (see :func:`~fleetkeeper.readiness.whatif.equivalence`).
 """
 
@@ -29,7 +30,7 @@ from datetime import datetime
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.meta import Condition
 from fleetkeeper.api.work import Binding
-from fleetkeeper.readiness.whatif import Fleet, Report, binding_key, whatif
+from fleetkeeper.readiness.whatif import HELD, Fleet, Report, binding_key, whatif
 from fleetkeeper.scheduler.core import Scheduler
 from fleetkeeper.scheduler.framework import view_of
 from fleetkeeper.scheduler.snapshot import Snapshot
@@ -92,7 +93,9 @@ def assess_domain(fleet: Fleet, by: str, domain: str, clusters: list[str], now: 
     by_key: dict[str, Binding] = {}
     for w in report.workloads:
         if w.blocked:
-            risks[w.binding] = Risk(PAUSED, domain, f"if {named} fails, the circuit breaker pauses evictions")
+            why = "its eviction waits: dispatching is suspended" if w.reason == HELD else \
+                "the circuit breaker pauses evictions"
+            risks[w.binding] = Risk(PAUSED, domain, f"if {named} fails, {why}")
         elif w.homeless:
             healthy = healthy or Snapshot(fleet.facts.values())
             by_key = by_key or {binding_key(b): b for b in fleet.bindings}

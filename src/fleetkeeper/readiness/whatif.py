@@ -8,7 +8,8 @@ that decision in a real failure, applied to a copy of the fleet:
 1. **the clusters fail** — each named cluster gets the ``Ready=False`` a failing probe
    writes (cluster-status), the NoSchedule taint the cluster controller adds for it, and
    the taints the ClusterTaintPolicies add (the default policy's ``not-ready:NoExecute``);
-2. **the circuit breaker** reads the failed fleet: open, nothing is evicted (``blocked``);
+2. **the circuit breaker** reads the failed fleet: open, nothing is evicted (``blocked``; so is
+   a binding whose dispatching is suspended: its eviction waits);
 3. **the taint-manager's rule** decides, per binding and failed target, from the applied
    tolerations: evict now, after ``tolerationSeconds`` (``movesAfterSeconds``), or never;
 4. **the eviction** takes the clusters out of ``spec.clusters`` with a graceful-eviction
@@ -45,6 +46,8 @@ from fleetkeeper.scheduler.triggers import is_workload, schedule_trigger
 from fleetkeeper.scheduler.webster import larger_name_wins
 
 Placement = Mapping[str, int]
+#: why a workload whose dispatching is suspended stays (the taint-manager holds its eviction)
+HELD = "the eviction waits: dispatching is suspended"
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +193,8 @@ def whatif(fleet: Fleet, down: Collection[str], now: datetime, *, scheduler: Sch
             out.append(Workload(plan.key, plan.before, plan.before, reason="tolerated forever"))
         elif breaker.open:
             out.append(Workload(plan.key, plan.before, plan.before, blocked=True, reason=breaker.message()))
+        elif taint_rules.dispatch_held(plan.binding.spec.suspension):
+            out.append(Workload(plan.key, plan.before, plan.before, blocked=True, reason=HELD))
         else:
             out.append(_moved(plan, decide(plan), ledger))
     return Report(tuple(sorted(lost)), tuple(out))
@@ -321,4 +326,5 @@ def applied(binding: Binding, clusters: Sequence[tuple[str, int]]) -> Binding:
     return binding.model_copy(update={"metadata": meta, "spec": spec})
 
 
-__all__ = ["Fleet", "Report", "Workload", "applied", "binding_key", "equivalence", "failed_cluster", "whatif"]
+__all__ = ["HELD", "Fleet", "Report", "Workload", "applied", "binding_key", "equivalence", "failed_cluster",
+           "whatif"]
