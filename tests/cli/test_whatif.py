@@ -206,3 +206,10 @@ def test_a_binding_whose_dispatching_is_suspended_is_blocked(tmp_path: Path) -> 
     assert result.exit_code == 3, result.output
     [found] = json.loads(result.stdout)["workloads"]
     assert (found["blocked"], found["after"]) == (True, {"member1": 1, "member2": 2})
+
+
+def test_clusters_as_a_list_as_kubectl_get_prints_them(tmp_path: Path) -> None:
+    listed = {"apiVersion": "v1", "kind": "List", "items": [cluster("member1"), cluster("member2")]}
+    result = invoke(tmp_path, [listed, *app_of("web", 3, SEED)], "--down", "member1", "-o", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["workloads"][0]["after"] == {"member2": 3}
