@@ -78,6 +78,8 @@ class ApiServerApp:
         self._bootstrap = Bootstrap(state)
         self._crds = CrdServing(state)
         self._requests = Children()
+        #: checks ``/readyz`` runs after its own (what the serving process waits for)
+        self.ready_checks: list[health.Check] = []
         self._app = Starlette(routes=self._routes(), exception_handlers={HTTPException: _router_status})
         self._app.router.redirect_slashes = False
 
@@ -160,10 +162,14 @@ class ApiServerApp:
     # ------------------------------------------------------------------ fixed endpoints
     async def _health(self, request: Request, user: User) -> Response:
         """``/healthz``, ``/livez``, ``/readyz``: their checks, as kube-apiserver lists them."""
-        return await health.root(self.state, request.url.path.strip("/"), request.query_params)
+        endpoint = request.url.path.strip("/")
+        extra = self.ready_checks if endpoint == "readyz" else ()
+        return await health.root(self.state, endpoint, request.query_params, extra=extra)
 
     async def _health_check(self, request: Request, user: User) -> Response:
-        return await health.single(self.state, request.url.path.split("/")[1], request.path_params["check"])
+        endpoint = request.url.path.split("/")[1]
+        extra = self.ready_checks if endpoint == "readyz" else ()
+        return await health.single(self.state, endpoint, request.path_params["check"], extra=extra)
 
     async def _version(self, request: Request, user: User) -> Response:
         return json_response(version_info(minor=self.state.config.kubernetes_minor))

@@ -2,7 +2,9 @@
 
 Each endpoint runs a list of named checks: ``ping`` (the server answers), ``etcd`` (the
 store answers a read within :data:`STORE_TIMEOUT`) and, for ``/readyz`` only,
-``shutdown`` (the server is not shutting down). The answer is kube-apiserver's:
+``shutdown`` (the server is not shutting down) and whatever the serving process adds
+(``fleetkeeper up`` adds ``control-plane``: the rest of the plane is up, as kube-apiserver's
+post-start hooks are). The answer is kube-apiserver's:
 
 * all pass → ``200 ok``; with ``?verbose`` one line per check and a verdict::
 
@@ -78,12 +80,13 @@ CHECKS: dict[str, tuple[Check, ...]] = {"healthz": (PING, ETCD), "livez": (PING,
                                         "readyz": (PING, ETCD, SHUTDOWN)}
 
 
-async def root(state: ServerState, endpoint: str, query: QueryParams) -> Response:
-    """``/<endpoint>``: every check (see the module notes)."""
+async def root(state: ServerState, endpoint: str, query: QueryParams, *, extra: Sequence[Check] = ()
+               ) -> Response:
+    """``/<endpoint>``: every check, then the ``extra`` ones (see the module notes)."""
     excluded = {name[:MAX_NAME] for name in query.getlist("exclude")[:MAX_EXCLUDES]}
     lines: list[str] = []
     failed = False
-    for check in CHECKS[endpoint]:
+    for check in (*CHECKS[endpoint], *extra):
         if check.name in excluded:
             excluded.discard(check.name)
             lines.append(f"[+]{check.name} excluded: ok")
@@ -103,9 +106,9 @@ async def root(state: ServerState, endpoint: str, query: QueryParams) -> Respons
     return _text("\n".join([*lines, f"{endpoint} check passed"]) + "\n", 200)
 
 
-async def single(state: ServerState, endpoint: str, name: str) -> Response:
+async def single(state: ServerState, endpoint: str, name: str, *, extra: Sequence[Check] = ()) -> Response:
     """``/<endpoint>/<name>``: one check; a name the endpoint has no check for is 404."""
-    found = next((check for check in CHECKS[endpoint] if check.name == name), None)
+    found = next((check for check in (*CHECKS[endpoint], *extra) if check.name == name), None)
     if found is None:
         raise errors.NotFound("the server could not find the requested resource")
     reason = await found.run(state)

@@ -3,7 +3,7 @@
 What a serving process takes from the store — the plane's CA, serving certificate, admin
 token and agent tokens (:mod:`fleetkeeper.apiserver.identity`), shared by every replica —
 and writes into its state directory (the certificates it loads, the kubeconfigs); and the
-readiness gate that keeps ``/readyz`` at 503 until the rest of the control plane is up. The commands
+readiness check that keeps ``/readyz`` failing until the rest of the control plane is up. The commands
 themselves are in :mod:`fleetkeeper.cmd.up`.
 """
 
@@ -13,11 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from starlette.responses import PlainTextResponse
-from starlette.types import Receive, Scope, Send
-
 from fleetkeeper.api import constants
-from fleetkeeper.apiserver import ApiServerApp, TLSFiles, write_kubeconfig
+from fleetkeeper.apiserver import ApiServerApp, TLSFiles, health, write_kubeconfig
 from fleetkeeper.apiserver.certs import write_tls
 from fleetkeeper.apiserver.credentials import StoreTokens
 from fleetkeeper.apiserver.identity import load_identity
@@ -28,18 +25,17 @@ from fleetkeeper.store.interface import StoreProtocol
 
 
 class GatedApp(ApiServerApp):
-    """The API server, whose ``/readyz`` also waits for the rest of the control plane."""
+    """The API server, whose ``/readyz`` also waits for the rest of the control plane: its
+    ``control-plane`` check fails, saying what it waits for, until :attr:`pending` is empty."""
 
     def __init__(self, state: ServerState) -> None:
         super().__init__(state)
         #: what readiness still waits for ("" once ready)
         self.pending = "starting"
+        self.ready_checks.append(health.Check("control-plane", self._waiting))
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.pending and scope["type"] == "http" and scope["path"].rstrip("/") == "/readyz":
-            await PlainTextResponse(f"not ready: {self.pending}\n", status_code=503)(scope, receive, send)
-            return
-        await super().__call__(scope, receive, send)
+    async def _waiting(self, state: ServerState) -> str | None:
+        return f"waiting: {self.pending}" if self.pending else None
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ every Work it finds on its first list (it remembers what it applied only in memo
 binding controller finds the Works it wants already there (Work names are deterministic,
 so nothing is duplicated), and the status controllers read the new copies back.
 
-**Readiness.** ``GET /readyz`` answers 503 (saying what it waits for) until the store is
-open, the informers have synced, the controllers have a leader and the members have
-joined; then 200. Progress lines go to stdout, then the kubeconfig path and what to
+**Readiness.** ``GET /readyz`` fails its ``control-plane`` check (``/readyz/control-plane``
+says what it waits for) until the store is open, the informers have synced, the controllers
+have a leader and the members have joined; then it answers 200. Progress lines go to stdout, then the kubeconfig path and what to
 try next.
 
 **Replicas.** Several ``up`` processes may share one ``--store etcd://…``, each with its
