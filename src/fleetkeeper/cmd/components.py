@@ -29,7 +29,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import ipaddress
 import os
+import re
 import signal
 import socket
 import uuid
@@ -279,12 +281,48 @@ StateDir = Annotated[Path | None, typer.Option(
          "[default: $XDG_STATE_HOME/fleetkeeper or ~/.local/state/fleetkeeper]", show_default=False)]
 LogLevel = Annotated[str, typer.Option(help="debug, info, warning or error (stderr)")]
 LogFormat = Annotated[str, typer.Option(help="text, or json: one JSON object per line (stderr)")]
+#: at most this many ``--tls-san`` names
+MAX_TLS_SANS = 32
+_LABEL = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+
+
+def host_problem(value: str) -> str | None:
+    """Why ``value`` cannot go into a serving certificate (None: an IP address or a DNS name)."""
+    try:
+        ipaddress.ip_address(value)
+        return None
+    except ValueError:
+        pass
+    labels = value.removeprefix("*.").split(".")
+    if len(value) > 253 or not all(_LABEL.fullmatch(label) for label in labels):
+        return ("must be an IP address or a DNS name (at most 253 characters, labels of letters, digits "
+                "and '-')")
+    return None
+
+
+def _check_advertise(value: str | None) -> str | None:
+    problem = host_problem(value) if value else None
+    if value and problem:
+        raise typer.BadParameter(f"{value[:80]!r}: {problem}")
+    return value
+
+
+def _check_tls_sans(values: list[str] | None) -> list[str] | None:
+    if values and len(values) > MAX_TLS_SANS:
+        raise typer.BadParameter(f"at most {MAX_TLS_SANS} names")
+    for value in values or ():
+        problem = host_problem(value)
+        if problem:
+            raise typer.BadParameter(f"{value[:80]!r}: {problem}")
+    return values
+
+
 AdvertiseAddress = Annotated[str | None, typer.Option(
     help="the address clients are given (kubeconfigs, the serving certificate) [default: --host, "
-         "127.0.0.1 for 0.0.0.0]", show_default=False)]
+         "127.0.0.1 for 0.0.0.0]", show_default=False, callback=_check_advertise)]
 TlsSan = Annotated[list[str] | None, typer.Option(
     "--tls-san", metavar="NAME", help="another name or address the serving certificate must cover, e.g. a "
-    "load balancer's (repeatable)", show_default=False)]
+    "load balancer's (repeatable)", show_default=False, callback=_check_tls_sans)]
 SplitStore = Annotated[str | None, typer.Option(
     "--store", help="a shared store URL (etcd://host:port); sqlite:// and memory:// belong to one process",
     show_default=False)]
