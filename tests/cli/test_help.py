@@ -123,3 +123,10 @@ def bash_completes(line: str) -> list[str]:
 ], ids=["command names", "a group's sub-commands", "a command's flags"])
 def test_bash_completes(line: str, expected: set[str]) -> None:
     assert set(bash_completes(line)) == expected
+
+
+def test_the_run_scripts_help_fits_80_columns() -> None:
+    done = subprocess.run(["bash", str(Path(__file__).resolve().parents[2] / "run"), "help"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0 and "./run test" in done.stdout, done.stderr
+    assert max(len(line) for line in done.stdout.splitlines()) <= 80, done.stdout
