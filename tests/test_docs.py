@@ -170,3 +170,32 @@ def test_documented_scenario_runs_and_holds(number: int, tmp_path: Path) -> None
 @pytest.mark.parametrize("name", [*scenario.ACTIONS, *checks.CHECKS])
 def test_every_action_and_check_is_documented(name: str) -> None:
     assert f"`{name}:" in SCENARIO_DOC.read_text(encoding="utf-8")
+
+
+#: ``[text](page.md#anchor)`` or ``[text](#anchor)``: the page (maybe none) and the anchor
+ANCHORED = re.compile(r"\]\(\s*([^)\s#]*\.md|)#([^)\s]+)\)")
+
+
+def slug(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    text = re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.MULTILINE | re.DOTALL)
+    return {slug(h) for h in re.findall(r"^#{1,6}\s+(.+)$", text, flags=re.MULTILINE)}
+
+
+def test_links_to_a_section_find_it() -> None:
+    broken = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target, anchor in ANCHORED.findall(page.read_text(encoding="utf-8")):
+            linked = (page.parent / target) if target else page
+            if linked.is_file() and anchor not in anchors(linked):
+                broken.append(f"{page.relative_to(ROOT)}: {target}#{anchor}")
+    assert not broken, "links to sections that do not exist:\n" + "\n".join(broken)
+
+
+def test_a_headings_anchor() -> None:
+    assert slug("What-ifs, offline") == "what-ifs-offline"
+    assert slug("Running `fleetkeeper up`") == "running-fleetkeeper-up"
