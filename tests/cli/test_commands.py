@@ -34,6 +34,8 @@ from fleetkeeper.clock import SystemClock
 from fleetkeeper.cmd.main import app
 from fleetkeeper.store import open_store
 
+from .test_chart import read_svg
+
 ADMIN = "cli-admin-token"
 WIDE = {"COLUMNS": "250"}
 
@@ -339,6 +341,17 @@ def test_describe_binding_explains_placement_health_and_the_timeline_in_order(cl
     assert "Cluster/m1" in messages[0] and "ResourceBinding/default/web-deployment" in messages[1]
     same = cli.ok("describe", "rb", "web-deployment", "-n", "default")
     assert same.split("Failover timeline")[1] == out.split("Failover timeline")[1]
+
+
+def test_describe_binding_chart_draws_its_replicas_per_cluster_from_its_timeline(cli: Cli) -> None:
+    cli.ok("apply", "-f", cli.write("binding.yaml", BINDING + TIMELINE))
+    out = cli.files / "web.svg"
+    cli.ok("describe", "binding", "default/web-deployment", "--chart", str(out))
+    series, marks = read_svg(out)
+    assert series == {"m1": [(0, 1), (120, 0)], "m3": [(0, 2), (120, 3)]}
+    assert marks == [("down", "m1", 0), ("evicted", "m1", 60)]
+    refused = cli.run("describe", "cluster", "m1", "--chart", str(out))
+    assert refused.exit_code == 2 and "--chart" in refused.output
 
 
 def _joined(cli: Cli, name: str, *flags: str) -> None:

@@ -19,6 +19,9 @@ binding (or a cluster) is now and the failover timeline that led there.
   (``if it fails: N workloads move, M short, K homeless``, as ``whatif`` says); conditions; taints (with
   when they were added); the Pull heartbeat (its Lease); the workloads scheduled there;
   eviction tasks away from it; then its timeline.
+
+``describe binding NAME --chart FILE`` also draws the binding's replicas per cluster over that
+timeline as SVG (:mod:`fleetkeeper.cli.chart`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import asyncio
 import json
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -39,7 +43,7 @@ from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.coordination import Lease
 from fleetkeeper.api.timeline import TimelineEntry
 from fleetkeeper.api.work import Binding, ClusterResourceBinding, ResourceBinding, Work
-from fleetkeeper.cli import connect, kinds
+from fleetkeeper.cli import chart, connect, kinds
 from fleetkeeper.cli import table as t
 from fleetkeeper.cli.get import health, scheduled
 from fleetkeeper.cli.table import dig, text
@@ -212,7 +216,7 @@ def related_clusters(obj: dict[str, Any]) -> list[str]:
 
 
 async def describe_binding(client: RestClient, model: type[Binding], name: str, namespace: str,
-                           out: Console, now: datetime) -> None:
+                           out: Console, now: datetime, *, chart_to: Path | None = None) -> None:
     binding = await client.get(model, name, namespace)
     obj = binding.to_dict()
     hold = _hold(obj)
@@ -253,7 +257,12 @@ async def describe_binding(client: RestClient, model: type[Binding], name: str, 
     subjects: list[tuple[str, str, str | None]] = [(binding.kind, binding.name, namespace or None)]
     subjects += [("Cluster", c, None) for c in related_clusters(obj)]
     subjects += [("Work", w.name, w.namespace) for w in works]
-    _timeline(out, await timeline(client, subjects), with_subject=True)
+    entries = await timeline(client, subjects)
+    _timeline(out, entries, with_subject=True)
+    if chart_to is not None:
+        title = f"{namespace + '/' if namespace else ''}{name}: replicas per cluster"
+        svg = chart.render(chart.from_entries(entries, title=title))
+        await asyncio.to_thread(chart_to.write_text, svg, encoding="utf-8")
 
 
 def applied_overrides(work: Work) -> str:
@@ -391,6 +400,9 @@ def describe(
         "--namespace", "-n", help="namespace of a binding [default: the kubeconfig context's]",
         show_default=False)] = None,
     kubeconfig: connect.KubeconfigOption = None,
+    chart_to: Annotated[Path | None, typer.Option(
+        "--chart", help="a binding: also draw its replicas per cluster over time, with the failover's "
+        "marks, as SVG into this file", show_default=False)] = None,
 ) -> None:
     """Explain a binding or a cluster: its state, and the failover timeline that led there."""
     try:
@@ -400,6 +412,9 @@ def describe(
     if info.kind not in KINDS:
         raise typer.BadParameter(f"{kind!r}: describe explains bindings (rb, crb) and clusters",
                                  param_hint="KIND")
+    if chart_to is not None and info.kind == "Cluster":
+        raise typer.BadParameter("draws a binding's replicas: describe binding NAME --chart FILE",
+                                 param_hint="--chart")
     ns, object_name = split_name(name, namespace, namespaced=info.namespaced)
 
     async def action(session: connect.Session) -> None:
@@ -410,7 +425,7 @@ def describe(
         else:
             model = ResourceBinding if info.kind == "ResourceBinding" else ClusterResourceBinding
             where = (ns or session.namespace) if info.namespaced else ""
-            await describe_binding(session.client, model, object_name, where, out, now)
+            await describe_binding(session.client, model, object_name, where, out, now, chart_to=chart_to)
 
     connect.run(kubeconfig, action)
 

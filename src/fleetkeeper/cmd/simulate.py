@@ -99,6 +99,19 @@ def run_file(path: str | Path, *, store_url: str = "memory://") -> Outcome:
     return run_scenario(sc, factory)
 
 
+def write_chart(outcome: Outcome, path: Path) -> None:
+    """Draw ``outcome``'s timeline as SVG into ``path`` (:mod:`fleetkeeper.cli.chart`)."""
+    from fleetkeeper.cli import chart
+
+    events = [chart.Event(line.t, line.subject, line.action, line.message) for line in outcome.timeline]
+    drawn = chart.build(events, title=f"{outcome.scenario}: replicas per cluster", end=outcome.finished_at)
+    try:
+        path.write_text(chart.render(drawn), encoding="utf-8")
+    except OSError as exc:
+        typer.echo(f"error: --chart {path}: {exc.strerror or exc}", err=True)
+        raise typer.Exit(2) from None
+
+
 def simulate(
     file: Annotated[Path, typer.Argument(help="scenario file (docs/scenario-format.md)", show_default=False)],
     output: Annotated[str, typer.Option("--output", "-o", help="text or json")] = "text",
@@ -108,6 +121,9 @@ def simulate(
     store: Annotated[str, typer.Option(
         help="store URL for the run (memory://, or sqlite:///path of an empty or new file)")] = "memory://",
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error (stderr)")] = "error",
+    chart: Annotated[Path | None, typer.Option(
+        "--chart", help="also draw replicas per cluster over time, with the failover's marks, as SVG "
+        "into this file", show_default=False)] = None,
 ) -> None:
     """Run a failover story in virtual time and check its expectations."""
     from fleetkeeper.cmd import logs
@@ -129,6 +145,8 @@ def simulate(
     except StoreUnusable as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    if chart is not None:
+        write_chart(outcome, chart)
     if output == "json":
         typer.echo(report.as_json(outcome, timeline=timeline))
     else:
@@ -137,4 +155,4 @@ def simulate(
     raise typer.Exit(0 if outcome.passed else 1)
 
 
-__all__ = ["PlaneFactory", "StoreUnusable", "run_file", "simulate"]
+__all__ = ["PlaneFactory", "StoreUnusable", "run_file", "simulate", "write_chart"]
