@@ -167,3 +167,20 @@ async def test_an_earlier_state_directory_is_adopted_once(store: Store, tmp_path
         assert agent_of(tokens, "old-edge4") == "edge4"
     finally:
         await tokens.stop()
+
+
+async def test_tokens_written_at_once_reach_every_replica(store: Store) -> None:
+    _, one = await replica(store)
+    _, two = await replica(store)
+    try:
+        issued = {f"edge{i}": f"token-{i}" for i in range(12)}
+        async with store.batch():  # one transaction, published at once
+            for cluster, token in issued.items():
+                await store.create(identity.agent_token_secret(cluster, token))
+        await one.revoke("edge0")
+        wanted = {token: (None if cluster == "edge0" else cluster) for cluster, token in issued.items()}
+        await eventually(lambda: all(agent_of(two, t) == c for t, c in wanted.items()),
+                         "replica two knows every token written, and not the revoked one")
+    finally:
+        await one.stop()
+        await two.stop()

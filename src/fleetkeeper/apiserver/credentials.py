@@ -83,6 +83,7 @@ class StoreTokens(Tokens):
                         delay = RETRY_FIRST
                 finally:
                     await watch.close()
+                await self._clock.sleep(RETRY_FIRST)  # the store ended the watch: follow again
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the store went away or compacted: list again, then resume
@@ -147,7 +148,8 @@ class StoreTokens(Tokens):
         token = identity.secret_value(obj, "token")
         if not token:
             raise errors.Invalid(f"secret {identity.NAMESPACE}/{name}: data.token: Required value")
-        self._take(obj, agents := self.agents)
+        agents = self.agents
+        self._take(obj, agents)
         self._set_agents(agents)
         return token.decode()
 
