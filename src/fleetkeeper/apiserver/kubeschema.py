@@ -17,20 +17,23 @@ raw JSON (``RawExtension``, a CRD's ``JSON``) keeps unknown fields. An ``int | s
 is ``x-kubernetes-int-or-string``.
 
 Nothing is imported or built until a schema is asked for (an OpenAPI document, or the
-first write of a built-in kind through the API server); each kind's schemas are built once.
+first write of a built-in kind through the API server), and then only what that kind
+needs; a type several kinds share is built once for the process. The models' field types
+are read from their annotation strings (:func:`parse_annotation`), a small regular
+grammar, instead of having ``typing`` evaluate every annotation, which costs several times
+more than building the schemas.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import sys
+from datetime import datetime
 from types import ModuleType
 from typing import Any
 
-import msgspec
-
 from fleetkeeper.api.builtin import BUILTIN
-from fleetkeeper.api.scheme import split_api_version
 
 _MODELS = "lightkube.models."
 #: lightkube module → the OpenAPI name prefix kube-apiserver uses for its types
@@ -58,13 +61,42 @@ def type_prefix(module: str) -> str:
     return _PREFIXES.get(module) or "io.k8s.api." + module.replace("_", ".", 1) + "."
 
 
-_SCALARS: tuple[tuple[type, dict[str, str]], ...] = (
-    (msgspec.inspect.StrType, {"type": "string"}),
-    (msgspec.inspect.IntType, {"type": "integer", "format": "int64"}),
-    (msgspec.inspect.FloatType, {"type": "number", "format": "double"}),
-    (msgspec.inspect.BoolType, {"type": "boolean"}),
-    (msgspec.inspect.DateTimeType, {"type": "string", "format": "date-time"}),
-)
+_SCALARS: dict[object, dict[str, str]] = {
+    str: {"type": "string"}, int: {"type": "integer", "format": "int64"},
+    float: {"type": "number", "format": "double"}, bool: {"type": "boolean"},
+    datetime: {"type": "string", "format": "date-time"},
+}
+_NAME = re.compile(r"\s*([\w.]+)\s*")
+#: a parsed annotation: a name and its arguments (``Optional[List[core_v1.Container]]``)
+Annotation = tuple[str, tuple["Annotation", ...]]
+
+
+def parse_annotation(text: str) -> Annotation:
+    """lightkube's annotations are strings of one small grammar: ``Name``, ``module.Name`` and
+    ``Name[Arg, …]``. Reading them here is much cheaper than having ``typing`` evaluate them."""
+    found, end = _parse(text, 0)
+    if end != len(text):
+        raise ValueError(f"unexpected annotation {text!r}")
+    return found
+
+
+def _parse(text: str, pos: int) -> tuple[Annotation, int]:
+    match = _NAME.match(text, pos)
+    if match is None:
+        raise ValueError(f"unexpected annotation {text!r}")
+    name, pos = match.group(1), match.end()
+    args: list[Annotation] = []
+    if pos < len(text) and text[pos] == "[":
+        pos += 1
+        while True:
+            arg, pos = _parse(text, pos)
+            args.append(arg)
+            if pos >= len(text) or text[pos] not in ",]":
+                raise ValueError(f"unexpected annotation {text!r}")
+            pos += 1
+            if text[pos - 1] == "]":
+                break
+    return (name, tuple(args)), pos
 
 
 def _described(doc: str | None) -> tuple[str, dict[str, str]]:
@@ -83,36 +115,41 @@ def _described(doc: str | None) -> tuple[str, dict[str, str]]:
     return text, {name: " ".join(lines) for name, lines in fields.items()}
 
 
+def _is_struct(value: object) -> bool:
+    return isinstance(value, type) and hasattr(value, "__struct_encode_fields__")
+
+
 class _Builder:
     """Component schemas for a set of lightkube structs and everything they refer to."""
 
     def __init__(self) -> None:
         self.schemas: dict[str, dict[str, Any]] = {}
 
-    def ref(self, struct: msgspec.inspect.StructType) -> dict[str, Any]:
-        cls = struct.cls
+    def ref(self, cls: type) -> dict[str, Any]:
         module = cls.__module__.removeprefix(_MODELS)
         name = type_prefix(module) + cls.__name__
         if name not in self.schemas:
             self.schemas[name] = {}  # placeholder: recursive types refer back while being built
-            self.schemas[name] = self._struct(struct, free_maps=module.startswith("apiextensions"))
+            self.schemas[name] = self._struct(cls, free_maps=module.startswith("apiextensions"))
         return {"$ref": "#/components/schemas/" + name}
 
-    def _struct(self, struct: msgspec.inspect.StructType, *, free_maps: bool) -> dict[str, Any]:
-        text, described = _described(struct.cls.__doc__)
+    def _struct(self, cls: type, *, free_maps: bool) -> dict[str, Any]:
+        text, described = _described(cls.__doc__)
         properties: dict[str, Any] = {}
-        required: list[str] = []
-        annotations = getattr(struct.cls, "__annotations__", {})
-        for f in struct.fields:
-            raw_json = _RAW_JSON.search(str(annotations.get(f.name, "")))
-            sub = dict(_FREE) if raw_json else self.type(f.type, free_maps=free_maps)
-            description = described.get(f.name)
+        names: tuple[str, ...] = getattr(cls, "__struct_fields__", ())
+        encoded: tuple[str, ...] = getattr(cls, "__struct_encode_fields__", names)
+        required = list(encoded[:len(names) - len(getattr(cls, "__struct_defaults__", ()))])
+        annotations: dict[str, Any] = getattr(cls, "__annotations__", {})
+        owner = sys.modules[cls.__module__]
+        for field, wire in zip(names, encoded, strict=True):
+            annotation = str(annotations.get(field, ""))
+            sub = dict(_FREE) if _RAW_JSON.search(annotation) or not annotation else \
+                self.type(parse_annotation(annotation), owner, free_maps=free_maps)
+            description = described.get(field)
             if description:
                 sub = ({"allOf": [sub], "description": description} if "$ref" in sub
                        else {**sub, "description": description})
-            properties[f.encode_name] = sub
-            if f.required:
-                required.append(f.encode_name)
+            properties[wire] = sub
         schema: dict[str, Any] = {"type": "object", "properties": properties}
         if text:
             schema["description"] = text
@@ -120,27 +157,31 @@ class _Builder:
             schema["required"] = required
         return schema
 
-    def type(self, t: msgspec.inspect.Type, *, free_maps: bool) -> dict[str, Any]:
-        inspect = msgspec.inspect
-        if isinstance(t, inspect.UnionType):
-            options = [o for o in t.types if not isinstance(o, inspect.NoneType)]
-            kinds = {type(o) for o in options}
-            if kinds == {inspect.IntType, inspect.StrType}:
-                return {"x-kubernetes-int-or-string": True, "format": "int-or-string"}
-            if len(options) == 1:
-                return self.type(options[0], free_maps=free_maps)
-            return dict(_FREE)
-        if isinstance(t, inspect.StructType):
-            return self.ref(t)
-        if isinstance(t, inspect.ListType):
-            return {"type": "array", "items": self.type(t.item_type, free_maps=free_maps)}
-        if isinstance(t, inspect.DictType):
-            known = free_maps or not isinstance(t.value_type, inspect.AnyType)
-            value = self.type(t.value_type, free_maps=free_maps) if known else {"type": "string"}
-            return {"type": "object", "additionalProperties": value}
-        for kind, schema in _SCALARS:
-            if isinstance(t, kind):
-                return dict(schema)
+    def type(self, annotation: Annotation, owner: ModuleType, *, free_maps: bool) -> dict[str, Any]:
+        name, args = annotation
+        if name == "Optional" and len(args) == 1:
+            return self.type(args[0], owner, free_maps=free_maps)
+        if name == "List" and len(args) == 1:
+            return {"type": "array", "items": self.type(args[0], owner, free_maps=free_maps)}
+        if name == "Dict" and len(args) == 2:
+            return {"type": "object", "additionalProperties": self.type(args[1], owner, free_maps=free_maps)}
+        value: object = owner
+        for part in name.split("."):
+            value = getattr(value, part, None) if part not in ("str", "int", "float", "bool", "dict") \
+                else {"str": str, "int": int, "float": float, "bool": bool, "dict": dict}[part]
+        return self._resolved(value, free_maps=free_maps)
+
+    def _resolved(self, value: object, *, free_maps: bool) -> dict[str, Any]:
+        if _is_struct(value):
+            assert isinstance(value, type)
+            return self.ref(value)
+        if value in _SCALARS:
+            return dict(_SCALARS[value])
+        if value is dict or getattr(value, "__origin__", None) is dict:  # dict, typing.Dict
+            values = dict(_FREE) if free_maps else {"type": "string"}
+            return {"type": "object", "additionalProperties": values}
+        if set(getattr(value, "__args__", ())) == {int, str}:  # IntOrString
+            return {"x-kubernetes-int-or-string": True, "format": "int-or-string"}
         return dict(_FREE)
 
 
@@ -166,22 +207,9 @@ def _modules() -> dict[str, ModuleType]:
 
 
 @functools.cache
-def _built() -> tuple[dict[tuple[str, str, str], str], dict[str, dict[str, Any]]]:
-    """Every built-in kind's component name and the schemas of all their types (one pass: the
-    types the kinds share are read once)."""
-    modules = _modules()
-    classes: dict[tuple[str, str, str], type] = {}
-    for model in BUILTIN.values():
-        group, version = split_api_version(model.API_VERSION)
-        cls = getattr(modules.get(module_name(group, version)), model.KIND, None)
-        if isinstance(cls, type) and issubclass(cls, msgspec.Struct):
-            classes[(group, version, model.KIND)] = cls
-    builder = _Builder()
-    roots: dict[tuple[str, str, str], str] = {}
-    for key, info in zip(classes, msgspec.inspect.multi_type_info(list(classes.values())), strict=True):
-        assert isinstance(info, msgspec.inspect.StructType)
-        roots[key] = builder.ref(info)["$ref"].rsplit("/", 1)[1]
-    return roots, builder.schemas
+def _builder() -> _Builder:
+    """One builder for the process: a type several kinds share is built once."""
+    return _Builder()
 
 
 def _referenced(node: Any, out: set[str]) -> None:
@@ -200,10 +228,16 @@ def _referenced(node: Any, out: set[str]) -> None:
 def kind_schemas(group: str, version: str, kind: str) -> tuple[str, dict[str, dict[str, Any]]] | None:
     """The component name of a built-in kind and the schemas it needs, or ``None`` when it is
     not one lightkube models. The result is shared: do not change it."""
-    roots, schemas = _built()
-    name = roots.get((group, version, kind))
-    if name is None:
+    api_version = f"{group}/{version}" if group else version
+    if (api_version, kind) not in {(m.API_VERSION, m.KIND) for m in BUILTIN.values()}:
         return None
+    cls = getattr(_modules().get(module_name(group, version)), kind, None)
+    if not _is_struct(cls):
+        return None
+    assert isinstance(cls, type)
+    builder = _builder()
+    name = builder.ref(cls)["$ref"].rsplit("/", 1)[1]
+    schemas = builder.schemas
     needed, pending = {name}, [name]
     while pending:
         found: set[str] = set()
@@ -213,4 +247,4 @@ def kind_schemas(group: str, version: str, kind: str) -> tuple[str, dict[str, di
     return name, {n: schemas[n] for n in sorted(needed)}
 
 
-__all__ = ["kind_schemas", "module_name", "type_prefix"]
+__all__ = ["Annotation", "kind_schemas", "module_name", "parse_annotation", "type_prefix"]
