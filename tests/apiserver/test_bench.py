@@ -26,3 +26,11 @@ async def test_the_benchmark_measures_every_phase() -> None:
         assert 0 <= figures["p50_ms"] <= figures["p99_ms"] <= figures["max_ms"], phase
     verdicts = result["meets_targets"]
     assert isinstance(verdicts, dict) and set(verdicts) == {"mutating_p99", "list", "watch_delivery_p99"}
+
+
+async def test_the_rbac_benchmark_authorizes_with_every_binding_stored() -> None:
+    from fleetkeeper.apiserver.bench_rbac import bench_rbac
+
+    result = await bench_rbac(bindings=50, requests=20, clock=SystemClock())
+    assert result["bindings_stored"] == 51, "and the default cluster-admin binding"
+    assert {"first", "again", "denied", "meets_target"} <= set(result)

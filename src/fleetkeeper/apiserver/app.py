@@ -59,7 +59,9 @@ from fleetkeeper.apiserver.fieldcheck import duplicate_fields
 from fleetkeeper.apiserver.namespaces import Bootstrap
 from fleetkeeper.apiserver.openapi_v2 import PROTOBUF as OPENAPI_V2
 from fleetkeeper.apiserver.openapi_v2 import PROTOBUF_ANSWER as OPENAPI_V2_ANSWER
+from fleetkeeper.apiserver.rbac import RbacIndex
 from fleetkeeper.apiserver.request import decode_object, media_type, read_body, resolve
+from fleetkeeper.apiserver.serviceaccounts import create_token
 from fleetkeeper.apiserver.state import Context, ServerConfig, ServerState, json_response, status_response
 from fleetkeeper.apiserver.watch import watch_response
 from fleetkeeper.clock import Clock
@@ -130,6 +132,8 @@ class ApiServerApp:
         async def run(request: Request) -> Response:
             started = self.state.clock.monotonic()
             try:
+                if self.state.authz is not None:
+                    await self.state.authz.ensure(self.state.closing)
                 user = self._authenticate(request)
                 await self._bootstrap.ensure()
                 await self._crds.ensure()
@@ -155,9 +159,14 @@ class ApiServerApp:
             self._requests.observe(labels, code, seconds)
 
     def _authenticate(self, request: Request) -> User:
-        if self.state.tokens is None:
+        tokens, authz = self.state.tokens, self.state.authz
+        if tokens is None or authz is None:
             return ADMIN
-        return self.state.tokens.authenticate(request.headers.get("authorization"))
+        return authz.authenticate(tokens, request.headers)
+
+    @property
+    def _rbac(self) -> RbacIndex | None:
+        return self.state.authz.index if self.state.authz is not None else None
 
     # ------------------------------------------------------------------ fixed endpoints
     async def _health(self, request: Request, user: User) -> Response:
@@ -240,17 +249,19 @@ class ApiServerApp:
         """The process's Prometheus metrics (the controllers' reconciles when they run here); the
         admin only, as Kubernetes grants ``get /metrics``."""
         authenticated(user)
-        authorize_path(user, "get", "/metrics")
+        authorize_path(user, "get", "/metrics", self._rbac)
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     async def _access_review(self, request: Request, user: User) -> Response:
-        return json_response(reviews.access_review(user, await self._review_body(request, user)), 201)
+        body = await self._review_body(request, user)
+        return json_response(reviews.access_review(user, body, self._rbac), 201)
 
     async def _self_review(self, request: Request, user: User) -> Response:
         return json_response(reviews.self_review(user, await self._review_body(request, user)), 201)
 
     async def _rules_review(self, request: Request, user: User) -> Response:
-        return json_response(reviews.rules_review(user, await self._review_body(request, user)), 201)
+        body = await self._review_body(request, user)
+        return json_response(reviews.rules_review(user, body, self._rbac), 201)
 
     async def _review_body(self, request: Request, user: User) -> dict[str, Any]:
         authenticated(user)
@@ -274,6 +285,10 @@ class ApiServerApp:
         method = request.method
         if target.subresource == "scale":
             return await self._scale(ctx, request)
+        if target.subresource == "token":
+            self._authorize(ctx, "create")
+            return await create_token(self.state, ctx, await self._body(request),
+                                      media_type(request.headers.get("content-type")))
         if target.subresource == "finalize" and method != "PUT":
             raise errors.MethodNotAllowed(f"{method} is not supported on /finalize: PUT the Namespace")
         if method in ("GET", "HEAD"):
@@ -284,6 +299,9 @@ class ApiServerApp:
             raise errors.MethodNotAllowed("POST goes to the collection, not to an object")
         authenticated(user)
         response, name = await self._write(ctx, request)
+        if self.state.authz is not None and response.status_code < 300 and not ctx.dry_run \
+                and method != "DELETE":
+            self.state.authz.written(target.info.kind, response.body)
         if target.info.group_kind == CRD and not ctx.dry_run:
             await self._crds.refresh(name)  # served before the client hears the CRD was written
         return response
@@ -359,7 +377,7 @@ class ApiServerApp:
             verb=verb, group=target.info.group, resource=target.info.plural, namespace=target.namespace or "",
             name=name if name is not None else (target.name or ""), subresource=target.subresource,
             field_selector=ctx.param("fieldSelector"),
-        ))
+        ), self._rbac)
 
     async def _body(self, request: Request) -> bytes:
         return await read_body(request, self.state.config.max_body_bytes)

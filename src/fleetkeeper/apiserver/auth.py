@@ -25,10 +25,11 @@ import hmac
 import json
 import os
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fleetkeeper import errors
+from fleetkeeper.apiserver.rbac import RbacIndex
 
 AGENT_USER_PREFIX = "system:fleetkeeper:agent:"
 LEASE_NAMESPACE = "karmada-cluster"
@@ -143,7 +144,8 @@ class Attributes:
     def describe(self, user: User) -> str:
         scope = f'in the namespace "{self.namespace}"' if self.namespace else "at the cluster scope"
         resource = f"{self.resource}/{self.subresource}" if self.subresource else self.resource
-        what = f'{self.resource}.{self.group} "{self.name}"' if self.name else f"{self.resource}.{self.group}"
+        qualified = f"{self.resource}.{self.group}" if self.group else self.resource
+        what = f'{qualified} "{self.name}"' if self.name else qualified
         return (f'{what} is forbidden: User "{user.name}" cannot {self.verb} resource "{resource}" '
                 f'in API group "{self.group}" {scope}')
 
@@ -170,10 +172,11 @@ SELF_REVIEWS: Rule = {
     "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews", "selfsubjectreviews"]}
 
 
-def rules(user: User, namespace: str) -> tuple[list[Rule], list[Rule]]:
+def rules(user: User, namespace: str, rbac: RbacIndex | None = None) -> tuple[list[Rule], list[Rule]]:
     """What ``user`` may do in ``namespace`` (and at the cluster scope), as RBAC's resource and
-    non-resource rules: what :func:`authorize` grants a Pull agent, and the answer of
-    ``kubectl auth can-i --list``. A rule with ``resourceNames`` also covers ``list`` and
+    non-resource rules: what :func:`authorize` grants a Pull agent, plus what the stored RBAC
+    bindings grant the caller (``rbac``), and the answer of ``kubectl auth can-i --list``.
+    A rule with ``resourceNames`` also covers ``list`` and
     ``watch`` pinned to that name by ``fieldSelector=metadata.name=…``, as in RBAC, and —
     unlike RBAC, since this server authorizes a create with the name in its body — ``create``."""
     if user.is_admin:
@@ -181,8 +184,11 @@ def rules(user: User, namespace: str) -> tuple[list[Rule], list[Rule]]:
                 [{"verbs": ["*"], "nonResourceURLs": ["*"]}])
     public: list[Rule] = [{"verbs": ["get"],
                            "nonResourceURLs": sorted([*PUBLIC_PATHS, *(p + "/*" for p in PUBLIC_PATHS)])}]
+    bound = [r.wire() for r in rbac.rules_for(user.name, user.groups, namespace)] if rbac is not None else []
+    public += [r for r in bound if "nonResourceURLs" in r]
+    bound = [r for r in bound if "nonResourceURLs" not in r]
     if user.cluster is None:
-        return [SELF_REVIEWS], public
+        return [SELF_REVIEWS, *bound], public
     cluster = user.cluster
     granted: list[Rule] = [
         SELF_REVIEWS,
@@ -202,7 +208,7 @@ def rules(user: User, namespace: str) -> tuple[list[Rule], list[Rule]]:
                         "resourceNames": [cluster]})
     if namespace == EXECUTION_NAMESPACE_PREFIX + cluster:
         granted.append({"verbs": ["*"], "apiGroups": ["work.karmada.io"], "resources": ["works", "works/*"]})
-    return granted, public
+    return [*granted, *bound], public
 
 
 def _covers(rule: Rule, a: Attributes, name: str) -> bool:
@@ -224,18 +230,33 @@ def _agent_allows(user: User, a: Attributes) -> bool:
     return any(_covers(rule, a, named) for rule in granted)
 
 
-def authorize(user: User, attributes: Attributes) -> None:
-    """Raise ``Unauthorized``/``Forbidden`` unless ``user`` may make this resource request."""
+def _rbac_allows(rbac: RbacIndex, user: User, a: Attributes) -> bool:
+    """Whether the stored RBAC bindings grant the request (a create names nothing, as in
+    Kubernetes; a list or watch pinned to one name names it)."""
+    name = "" if a.verb == "create" else \
+        a.name or (_pinned_name(a.field_selector) or "" if a.verb in ("list", "watch") else "")
+    return rbac.allows(user.name, user.groups, verb=a.verb, group=a.group, resource=a.resource,
+                       subresource=a.subresource, namespace=a.namespace, name=name)
+
+
+def authorize(user: User, attributes: Attributes, rbac: RbacIndex | None = None) -> None:
+    """Raise ``Unauthorized``/``Forbidden`` unless ``user`` may make this resource request: the
+    admin (``system:masters``) any, a Pull agent what :func:`rules` grants it, anyone what the
+    stored RBAC bindings grant them (``rbac``)."""
     if user.is_admin:
         return
     authenticated(user)
     if user.cluster is not None and _agent_allows(user, attributes):
+        return
+    if rbac is not None and _rbac_allows(rbac, user, attributes):
         return
     reason = ""
     if user.cluster is not None:
         reason = (f": a pull agent may only register, read and update its Cluster {user.cluster!r} and "
                   f"write its status, use the Lease {LEASE_NAMESPACE}/{user.cluster} and the Works in "
                   f"{EXECUTION_NAMESPACE_PREFIX}{user.cluster}, and record Events about them")
+    if attributes.verb == "create":  # kube-apiserver names no object in a refused create
+        attributes = replace(attributes, name="")
     raise errors.Forbidden(attributes.describe(user) + reason, kind=attributes.resource,
                            group=attributes.group, name=attributes.name or None)
 
@@ -250,12 +271,15 @@ def authenticated(user: User) -> None:
         raise errors.Unauthorized("Unauthorized: this request needs a bearer token")
 
 
-def authorize_path(user: User, verb: str, path: str) -> None:
+def authorize_path(user: User, verb: str, path: str, rbac: RbacIndex | None = None) -> None:
     """Raise ``Forbidden`` unless ``user`` may make this non-resource request: the admin any,
-    every caller ``get`` of :data:`PUBLIC_PATHS`."""
+    every caller ``get`` of :data:`PUBLIC_PATHS`, anyone what a ClusterRoleBinding grants them."""
     if user.is_admin:
         return
     if verb.lower() == "get" and any(path == p or path.startswith(p + "/") for p in PUBLIC_PATHS):
+        return
+    if rbac is not None and not user.is_anonymous \
+            and rbac.allows_path(user.name, user.groups, verb.lower(), path):
         return
     raise errors.Forbidden(f'forbidden: User "{user.name}" cannot {verb} path "{path}"')
 

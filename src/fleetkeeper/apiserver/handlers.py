@@ -28,7 +28,7 @@ from typing import Any
 from starlette.responses import Response
 
 from fleetkeeper import errors
-from fleetkeeper.apiserver import cascade, fieldlabels, fields, namespaces, tables
+from fleetkeeper.apiserver import cascade, escalation, fieldlabels, fields, namespaces, tables
 from fleetkeeper.apiserver.admit import admit_object, shape
 from fleetkeeper.apiserver.request import INT64_MAX, parse_int, wants_table
 from fleetkeeper.apiserver.state import Context, ServerState, json_response
@@ -87,6 +87,7 @@ async def create_object(state: ServerState, ctx: Context, body: dict[str, Any]) 
         target.info, obj, None, operation="CREATE", now=state.clock.now(), user=ctx.user,
         validation=ctx.field_validation(state.config.default_field_validation), duplicates=ctx.duplicates,
     )
+    escalation.check(state.authz.index if state.authz else None, ctx.user, target.info, admitted)
     meta = admitted.setdefault("metadata", {})
     meta["managedFields"] = fields.record_update(
         None, admitted, manager=ctx.field_manager, api_version=target.info.api_version, now=state.clock.now(),
@@ -108,6 +109,8 @@ async def store_update(state: ServerState, ctx: Context, new: dict[str, Any], ol
         validation=ctx.field_validation(state.config.default_field_validation),
         subresource=target.subresource, duplicates=ctx.duplicates, patch=ctx.patching,
     )
+    if target.subresource is None:
+        escalation.check(state.authz.index if state.authz else None, ctx.user, target.info, admitted)
     if record and target.subresource is None:
         admitted.setdefault("metadata", {})["managedFields"] = fields.record_update(
             old, admitted, manager=ctx.field_manager, api_version=target.info.api_version,

@@ -24,7 +24,7 @@ from fleetkeeper.api.kubepatch import apply_kube_json_patch
 from fleetkeeper.api.meta import Unstructured
 from fleetkeeper.api.patch import apply_merge_patch
 from fleetkeeper.apiserver import apply as ssa
-from fleetkeeper.apiserver import namespaces
+from fleetkeeper.apiserver import escalation, namespaces
 from fleetkeeper.apiserver.admit import admit_object, check_strict, shape
 from fleetkeeper.apiserver.fieldcheck import duplicate_fields
 from fleetkeeper.apiserver.handlers import store_update
@@ -143,6 +143,7 @@ async def _create_applied(state: ServerState, ctx: Context, result: dict[str, An
         validation=ctx.field_validation(state.config.default_field_validation), duplicates=ctx.duplicates,
         patch=True,
     )
+    escalation.check(state.authz.index if state.authz else None, ctx.user, ctx.target.info, admitted)
     created = await state.store.create(admitted, dry_run=ctx.dry_run)
     return json_response(created, 201, warnings=warnings)
 

@@ -205,6 +205,10 @@ MESSAGES: dict[str, dict[int, Field]] = {
     "SelfSubjectReview": _META,
     "SelfSubjectRulesReview": {**_META, 2: _m("spec", "SelfSubjectRulesReviewSpec")},
     "SelfSubjectRulesReviewSpec": {1: _s("namespace")},
+    "TokenRequest": {**_META, 2: _m("spec", "TokenRequestSpec")},
+    "TokenRequestSpec": {1: _list("audiences", "string"), 3: _m("boundObjectRef", "BoundObjectReference"),
+                         4: _i("expirationSeconds")},
+    "BoundObjectReference": {1: _s("kind"), 2: _s("apiVersion"), 3: _s("name"), 4: _s("uid")},
 }
 
 #: (apiVersion, kind) → the message of the object
@@ -223,6 +227,7 @@ KINDS: dict[tuple[str, str], str] = {
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "SelfSubjectAccessReview",
     ("authentication.k8s.io/v1", "SelfSubjectReview"): "SelfSubjectReview",
     ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): "SelfSubjectRulesReview",
+    ("authentication.k8s.io/v1", "TokenRequest"): "TokenRequest",
 }
 
 _JSON_HINT = "send it as JSON instead (kubectl create -f FILE or kubectl apply -f FILE)"

@@ -278,7 +278,8 @@ def _target(info: ResourceInfo, namespace: str, rest: list[str]) -> Target:
     sub = rest[1] if len(rest) > 1 else None
     gk = (info.group, info.kind)
     served = ((sub == "status" and info.has_status) or (sub == "scale" and has_scale(info))
-              or (sub == "finalize" and gk == ("", "Namespace")))
+              or (sub == "finalize" and gk == ("", "Namespace"))
+              or (sub == "token" and gk == ("", "ServiceAccount")))
     if sub is not None and not served:
         raise not_found_path()
     return Target(info, namespace, name, sub)

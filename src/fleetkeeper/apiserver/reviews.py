@@ -25,6 +25,7 @@ from typing import Any
 
 from fleetkeeper import errors
 from fleetkeeper.apiserver.auth import Attributes, User, authorize, authorize_path, rules
+from fleetkeeper.apiserver.rbac import RbacIndex
 
 ACCESS_REVIEW = ("authorization.k8s.io", "v1", "selfsubjectaccessreviews")
 RULES_REVIEW = ("authorization.k8s.io", "v1", "selfsubjectrulesreviews")
@@ -38,7 +39,7 @@ def self_review(user: User, obj: dict[str, Any]) -> dict[str, Any]:
             "status": {"userInfo": {"username": user.name, "groups": list(user.groups)}}}
 
 
-def access_review(user: User, obj: dict[str, Any]) -> dict[str, Any]:
+def access_review(user: User, obj: dict[str, Any], rbac: RbacIndex | None = None) -> dict[str, Any]:
     """The ``SelfSubjectAccessReview`` answer: ``status.allowed`` and the reason."""
     _check_kind(obj, "authorization.k8s.io/v1", "SelfSubjectAccessReview")
     spec = obj.get("spec")
@@ -52,10 +53,11 @@ def access_review(user: User, obj: dict[str, Any]) -> dict[str, Any]:
                                  "nonResourceAttributes must be specified", "FieldValueRequired")],
             kind="SelfSubjectAccessReview")
     if isinstance(resource, dict):
-        allowed, reason = _resource_allowed(user, resource)
+        allowed, reason = _resource_allowed(user, resource, rbac)
     else:
         assert isinstance(other, dict)
-        allowed, reason = _path_allowed(user, str(other.get("path") or ""), str(other.get("verb") or ""))
+        path, verb = str(other.get("path") or ""), str(other.get("verb") or "")
+        allowed, reason = _path_allowed(user, path, verb, rbac)
     status: dict[str, Any] = {"allowed": allowed}
     if reason:
         status["reason"] = reason
@@ -63,7 +65,7 @@ def access_review(user: User, obj: dict[str, Any]) -> dict[str, Any]:
             "spec": spec, "status": status}
 
 
-def rules_review(user: User, obj: dict[str, Any]) -> dict[str, Any]:
+def rules_review(user: User, obj: dict[str, Any], rbac: RbacIndex | None = None) -> dict[str, Any]:
     """The ``SelfSubjectRulesReview`` answer: the caller's rules in ``spec.namespace``."""
     _check_kind(obj, "authorization.k8s.io/v1", "SelfSubjectRulesReview")
     spec = obj.get("spec")
@@ -72,7 +74,7 @@ def rules_review(user: User, obj: dict[str, Any]) -> dict[str, Any]:
         raise errors.Invalid("SelfSubjectRulesReview is invalid: spec.namespace must be a string",
                              causes=[errors.Cause("spec.namespace", "must be a string", "FieldValueInvalid")],
                              kind="SelfSubjectRulesReview")
-    resource_rules, non_resource_rules = rules(user, namespace or "")
+    resource_rules, non_resource_rules = rules(user, namespace or "", rbac)
     return {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview", "metadata": {},
             "spec": {"namespace": namespace or ""},
             "status": {"resourceRules": resource_rules, "nonResourceRules": non_resource_rules,
@@ -85,18 +87,18 @@ def _check_kind(obj: dict[str, Any], api_version: str, kind: str) -> None:
                                 f"{obj.get('apiVersion')} {obj.get('kind')}")
 
 
-def _resource_allowed(user: User, attributes: dict[str, Any]) -> tuple[bool, str]:
+def _resource_allowed(user: User, attributes: dict[str, Any], rbac: RbacIndex | None) -> tuple[bool, str]:
     def text(name: str) -> str:
         value = attributes.get(name)
         return value if isinstance(value, str) else ""
 
     return _decision(user, lambda: authorize(user, Attributes(
         verb=text("verb"), group=text("group"), resource=text("resource"), namespace=text("namespace"),
-        name=text("name"), subresource=text("subresource") or None)))
+        name=text("name"), subresource=text("subresource") or None), rbac))
 
 
-def _path_allowed(user: User, path: str, verb: str) -> tuple[bool, str]:
-    return _decision(user, lambda: authorize_path(user, verb, path))
+def _path_allowed(user: User, path: str, verb: str, rbac: RbacIndex | None) -> tuple[bool, str]:
+    return _decision(user, lambda: authorize_path(user, verb, path, rbac))
 
 
 def _decision(user: User, check: Callable[[], None]) -> tuple[bool, str]:
@@ -104,7 +106,8 @@ def _decision(user: User, check: Callable[[], None]) -> tuple[bool, str]:
     try:
         check()
     except (errors.Forbidden, errors.Unauthorized) as exc:
-        return False, exc.message
+        # RBAC gives no reason for a denial (kubectl prints a bare "no"); an agent's confinement says why
+        return False, exc.message if user.cluster is not None else ""
     return True, "the admin may do anything" if user.is_admin else ""
 
 

@@ -22,6 +22,7 @@ from fleetkeeper import errors
 from fleetkeeper.api.scheme import Scheme
 from fleetkeeper.apiserver.admit import check_validation_mode
 from fleetkeeper.apiserver.auth import Tokens, User
+from fleetkeeper.apiserver.authz import Authorizer
 from fleetkeeper.apiserver.discovery import Discovery
 from fleetkeeper.apiserver.openapi import OpenAPI
 from fleetkeeper.apiserver.request import MAX_BODY_BYTES, Target, parse_bool
@@ -56,6 +57,8 @@ class ServerState:
         self.clock = clock
         self.scheme = scheme
         self.tokens = tokens
+        #: RBAC and ServiceAccounts, followed from the store (None when authentication is off)
+        self.authz = Authorizer(store, scheme=scheme, clock=clock) if tokens is not None else None
         self.config = config
         self.discovery = Discovery(scheme)
         self.openapi = OpenAPI(scheme)

@@ -63,6 +63,7 @@ from fleetkeeper.client.interface import Client, ObjectList, PatchType, WatchEve
 from fleetkeeper.client.rest import RestClient, read_kubeconfig
 from fleetkeeper.clock import Clock, SystemClock
 from fleetkeeper.cmd import components as parts
+from fleetkeeper.cmd.usertoken import create_user
 from fleetkeeper.members import Member, open_member
 from fleetkeeper.options import Options, parse_duration
 from fleetkeeper.runtime.context import Scope
@@ -281,7 +282,9 @@ def agent(
 
 # --------------------------------------------------------------------------- tokens
 
-token_app = typer.Typer(help="Credentials for Pull agents: create-agent, revoke.", no_args_is_help=True)
+token_app = typer.Typer(help="Credentials for Pull agents (create-agent, revoke) and people (create-user).",
+                        no_args_is_help=True)
+token_app.command("create-user")(create_user)
 
 
 StateDirOption = Annotated[Path | None, typer.Option(

@@ -182,8 +182,17 @@ def bench_readiness_cmd(
 def bench_apiserver_cmd(
     objects: Annotated[int, typer.Option(min=1, max=1_000_000, help="bindings stored first")] = 10_000,
     requests: Annotated[int, typer.Option(min=10, max=5000, help="requests per phase")] = 500,
+    rbac: Annotated[bool, typer.Option(
+        "--rbac", help="instead: what RBAC evaluation adds to a request, with --bindings stored")] = False,
+    bindings: Annotated[int, typer.Option(min=1, max=100_000, help="RoleBindings stored (--rbac)")] = 1000,
 ) -> None:
-    """Latency and throughput of the API server over HTTPS (list, get, create, patch, watch)."""
+    """Latency and throughput of the API server over HTTPS (list, get, create, patch, watch); with
+    --rbac, the time RBAC evaluation adds to a request."""
+    if rbac:
+        from fleetkeeper.apiserver.bench_rbac import bench_rbac
+
+        _emit(asyncio.run(bench_rbac(bindings=bindings, requests=requests * 10, clock=SystemClock())))
+        return
     from fleetkeeper.apiserver.bench import bench_apiserver
 
     _emit(asyncio.run(bench_apiserver(objects=objects, clock=SystemClock(), requests=requests)))
