@@ -13,9 +13,10 @@ Modules, by concept: :mod:`.app` (routing, authn/authz wiring, errors as Status)
 :mod:`.request` (paths, queries, bodies), :mod:`.handlers` (verbs), :mod:`.patching`
 (patch and apply requests) over :mod:`fleetkeeper.api.patch`, :mod:`.strategic` and
 :mod:`.apply` (algorithms) with :mod:`.fields` (managedFields), :mod:`.scale`,
-:mod:`.watch`, :mod:`.tables`, :mod:`.discovery`, :mod:`.openapi`, :mod:`.crds` (the kinds of
-CustomResourceDefinitions), :mod:`.admit`
-(admission on every write), :mod:`.auth`, :mod:`.certs`, :mod:`.identity` and
+:mod:`.watch`, :mod:`.tables`, :mod:`.discovery`, :mod:`.openapi` and :mod:`.openapi_v2` with
+:mod:`.kubeschema` (Kubernetes' kinds' schemas), :mod:`.crds` (the kinds of
+CustomResourceDefinitions), :mod:`.admit` (admission on every write) with :mod:`.fieldcheck`
+(unknown and duplicate fields), :mod:`.auth`, :mod:`.certs`, :mod:`.identity` and
 :mod:`.credentials` (the plane's identity and tokens, kept in the store), :mod:`.kubeconfig`,
 :mod:`.serve` (uvicorn), :mod:`.transport` (in-process httpx transport) and
 :mod:`.bench`.
