@@ -59,6 +59,8 @@ from fleetkeeper.apiserver.fieldcheck import duplicate_fields
 from fleetkeeper.apiserver.namespaces import Bootstrap
 from fleetkeeper.apiserver.openapi_v2 import PROTOBUF as OPENAPI_V2
 from fleetkeeper.apiserver.openapi_v2 import PROTOBUF_ANSWER as OPENAPI_V2_ANSWER
+from fleetkeeper.apiserver.proxy import PREFIX as PROXY_PREFIX
+from fleetkeeper.apiserver.proxy import ClusterProxy
 from fleetkeeper.apiserver.rbac import RbacIndex
 from fleetkeeper.apiserver.request import decode_object, media_type, read_body, resolve
 from fleetkeeper.apiserver.serviceaccounts import create_token
@@ -80,6 +82,9 @@ class ApiServerApp:
         self._bootstrap = Bootstrap(state)
         self._crds = CrdServing(state)
         self._requests = Children()
+        #: Karmada's cluster proxy (add the transports of members served in-process to it)
+        self.proxy = ClusterProxy(state.store, max_body_bytes=state.config.max_body_bytes,
+                                  closing=state.closing)
         #: checks ``/readyz`` runs after its own (what the serving process waits for)
         self.ready_checks: list[health.Check] = []
         self._app = Starlette(routes=self._routes(), exception_handlers={HTTPException: _router_status})
@@ -121,6 +126,8 @@ class ApiServerApp:
                   methods=["POST"]),
             Route("/apis/{}/{}/{}".format(*reviews.RULES_REVIEW), self._guard(self._rules_review),
                   methods=["POST"]),
+            Route(PROXY_PREFIX + "{name}/proxy", self._guard(self._proxy), methods=every),
+            Route(PROXY_PREFIX + "{name}/proxy/{path:path}", self._guard(self._proxy), methods=every),
             Route("/apis/{group}/{version}/{rest:path}", self._guard(self._request), methods=every),
             Route("/{path:path}", self._guard(self._not_found), methods=every),
         ]
@@ -266,6 +273,10 @@ class ApiServerApp:
     async def _review_body(self, request: Request, user: User) -> dict[str, Any]:
         authenticated(user)
         return decode_object(await self._body(request), media_type(request.headers.get("content-type")))
+
+    async def _proxy(self, request: Request, user: User) -> Response:
+        """A request to a member cluster, forwarded (:mod:`~fleetkeeper.apiserver.proxy`)."""
+        return await self.proxy.forward(request, user, self._rbac)
 
     async def _not_found(self, request: Request, user: User) -> Response:
         raise errors.NotFound("the server could not find the requested resource")

@@ -24,8 +24,8 @@ so nothing is duplicated), and the status controllers read the new copies back.
 
 **Readiness.** ``GET /readyz`` fails its ``control-plane`` check (``/readyz/control-plane``
 says what it waits for) until the store is open, the informers have synced, the controllers
-have a leader and the members have joined; then it answers 200. Progress lines go to stdout, then the kubeconfig path and what to
-try next.
+have a leader and the members have joined; then it answers 200. Progress lines go to stdout,
+then the kubeconfig path and what to try next.
 
 **Replicas.** Several ``up`` processes may share one ``--store etcd://…``, each with its
 own state directory and port, and one identity: the first creates the CA, the serving
@@ -89,6 +89,7 @@ from fleetkeeper.clock import Clock, SystemClock
 from fleetkeeper.cmd import components as parts
 from fleetkeeper.cmd.app import ControlPlane, freeze_startup_heap
 from fleetkeeper.cmd.member_pool import member_pool
+from fleetkeeper.cmd.member_proxy import SimulatedMembers
 from fleetkeeper.cmd.serving import GatedApp, ServerFiles, server_files, serving_hosts
 from fleetkeeper.options import Options
 from fleetkeeper.runtime.leaderelection import LeaderElector
@@ -221,6 +222,7 @@ async def _start(run: Up, files: ServerFiles, sock: Any, store: Store, clock: Cl
     """Start the server and the control plane (appending their tasks); None if stopped meanwhile."""
     url = parts.advertised_url(sock, run.advertise or run.host)
     app = GatedApp(build_app(store, clock=clock, tokens=files.tokens).state)
+    app.proxy.transports.append(SimulatedMembers(clock))
     started = asyncio.Event()
     loop = asyncio.get_running_loop()
     tasks.append(loop.create_task(serve(app, sock=sock, tls=files.tls, stop=stop, started=started),

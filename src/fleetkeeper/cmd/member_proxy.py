@@ -1,0 +1,72 @@
+"""The cluster proxy's way to the simulated members a process serves in-process.
+
+``fleetkeeper up`` runs its members (``simulated://NAME``) in its own event loop, so its
+cluster proxy (:mod:`fleetkeeper.apiserver.proxy`) reaches them without a socket: each
+member's Kubernetes API (:class:`~fleetkeeper.members.simulated.server.MemberServer`) is
+called through :class:`~fleetkeeper.apiserver.transport.InProcessTransport`, streams
+included. A member made down or a black hole by a fault refuses the connection, as it would
+over the wire; its fault-injection API is not reachable this way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from fleetkeeper.apiserver.proxy import Connection, ServiceUnavailable
+from fleetkeeper.apiserver.transport import InProcessTransport
+from fleetkeeper.clock import Clock
+from fleetkeeper.members.simulated import SimulatedFleet
+from fleetkeeper.members.simulated.cluster import SimulatedCluster
+from fleetkeeper.members.simulated.faults import refuses
+from fleetkeeper.members.simulated.server import MemberServer
+
+#: the member servers answer their fault-injection API only on this port, which no proxied
+#: request names (they are addressed on port 80), so it stays out of the proxy's reach
+UNREACHABLE_ADMIN_PORT = 0
+
+
+class _Reachable(httpx.AsyncBaseTransport):
+    """Calls one simulated member's API in-process, unless a fault makes it refuse connections."""
+
+    def __init__(self, cluster: SimulatedCluster, server: MemberServer) -> None:
+        self._cluster = cluster
+        self._inner = InProcessTransport(server)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if refuses(self._cluster.state):
+            raise httpx.ConnectError(f"member cluster {self._cluster.name!r}: connection refused",
+                                     request=request)
+        return await self._inner.handle_async_request(request)
+
+
+class SimulatedMembers:
+    """A :class:`~fleetkeeper.apiserver.proxy.MemberTransport` for ``simulated://NAME`` endpoints:
+    the clusters of the fleet shared on ``clock``."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._fleet = SimulatedFleet.for_clock(clock)
+        self._servers: dict[str, _Reachable] = {}
+
+    async def connect(self, cluster: Mapping[str, Any]) -> Connection | None:
+        endpoint = str((cluster.get("spec") or {}).get("apiEndpoint") or "")
+        if not endpoint.startswith("simulated://"):
+            return None
+        parts = urlsplit(endpoint)
+        name = parts.netloc or parts.path.lstrip("/")
+        if name not in self._fleet:
+            owner = (cluster.get("metadata") or {}).get("name")
+            raise ServiceUnavailable(f'cluster "{owner}" is unreachable: its simulated member {name!r} '
+                                     "does not run in this process")
+        transport = self._servers.get(name)
+        if transport is None:
+            member = self._fleet[name]
+            server = MemberServer(member, token=None, admin_port=UNREACHABLE_ADMIN_PORT)
+            transport = self._servers[name] = _Reachable(member, server)
+        return Connection(f"http://{name}.simulated", transport=transport)
+
+
+__all__ = ["SimulatedMembers"]
