@@ -30,6 +30,7 @@ spec:
   resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
   placement: {clusterAffinity: {clusterNames: [member1, member2]}}
 """
+SETTINGS = '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}, "data": {"a": "b"}}'
 CPP = """\
 apiVersion: policy.karmada.io/v1alpha1
 kind: ClusterPropagationPolicy
@@ -78,6 +79,13 @@ ACTIONS: list[tuple[str, str, str, list[str]]] = [
         ["patch", "deployment", "web", "-n", "team-a", "-p", '{"metadata":{"labels":{"seen":"yes"}}}'],
     ),
     ("create", "configmaps", "team-a", ["create", "configmap", "settings", "-n", "team-a"]),
+    (
+        "update",
+        "configmaps",
+        "team-a",
+        ["replace", "--raw", "/api/v1/namespaces/team-a/configmaps/settings", "-f", "-"],
+    ),
+    ("delete", "configmaps", "team-a", ["delete", "configmap", "settings", "-n", "team-a"]),
     ("deletecollection", "configmaps", "team-a", ["delete", "--raw", "/api/v1/namespaces/team-a/configmaps"]),
     ("list", "secrets", "team-a", ["get", "secrets", "-n", "team-a"]),
     (
@@ -88,6 +96,7 @@ ACTIONS: list[tuple[str, str, str, list[str]]] = [
     ),
     ("get", "deployments", "team-b", ["get", "deployment", "web", "-n", "team-b"]),
     ("create", "configmaps", "team-b", ["create", "configmap", "settings", "-n", "team-b"]),
+    ("delete", "deployments", "team-b", ["delete", "deployment", "web", "-n", "team-b"]),
     ("list", "deployments", "team-b", ["get", "deployments", "-n", "team-b"]),
     ("list", "clusters.cluster.karmada.io", "", ["get", "clusters"]),
     ("list", "clusterpropagationpolicies.policy.karmada.io", "", ["get", "clusterpropagationpolicies"]),
@@ -99,6 +108,8 @@ EDIT = {
     "watch/deployments/team-a",
     "patch/deployments/team-a",
     "create/configmaps/team-a",
+    "update/configmaps/team-a",
+    "delete/configmaps/team-a",
     "deletecollection/configmaps/team-a",
     "list/secrets/team-a",
     "list/propagationpolicies.policy.karmada.io/team-a",
@@ -120,7 +131,7 @@ def _check_table(fleet: Fleet, token: str, allowed: set[str]) -> None:
         assert can.stdout.strip() == ("yes" if key in allowed else "no"), (
             f"can-i {key}: {can.stdout}{can.stderr}"
         )
-        done = _as(fleet, token, *command)
+        done = _as(fleet, token, *command, stdin=SETTINGS if "replace" in command else None)
         forbidden = "Forbidden" in done.stderr or "forbidden" in done.stderr
         assert forbidden is (key not in allowed), f"{key}: {done.stdout}{done.stderr}"
 
