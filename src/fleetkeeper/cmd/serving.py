@@ -71,14 +71,15 @@ def serving_hosts(host: str, advertise: str, tls_sans: Sequence[str]) -> list[st
 
 
 async def server_files(store: StoreProtocol, directory: Path, *, hosts: Sequence[str],
-                       clock: Clock) -> ServerFiles:
+                       clock: Clock, name: str | None = None) -> ServerFiles:
     """Take the plane's identity from the store (the first replica creates it), write what this
-    replica serves with into ``directory`` and start following the tokens."""
+    replica serves with into ``directory`` and start following the tokens; ``name`` names the
+    kubeconfigs' context and cluster (default: the plane's name)."""
     plane = await load_identity(store, clock=clock, hosts=hosts, state_dir=directory)
     tls = write_tls(directory / paths.PKI_DIR, plane.ca_cert, plane.serving)
     tokens = StoreTokens(store, admin=plane.admin_token, clock=clock)
     await tokens.start()
-    return ServerFiles(directory, tls, tokens, plane.name)
+    return ServerFiles(directory, tls, tokens, name or plane.name)
 
 
 __all__ = ["GatedApp", "ServerFiles", "server_files", "serving_hosts"]

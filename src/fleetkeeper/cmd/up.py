@@ -88,6 +88,7 @@ from fleetkeeper.client.interface import Client
 from fleetkeeper.clock import Clock, SystemClock
 from fleetkeeper.cmd import components as parts
 from fleetkeeper.cmd.app import ControlPlane, freeze_startup_heap
+from fleetkeeper.cmd.kubeconfig import ContextName
 from fleetkeeper.cmd.member_pool import member_pool
 from fleetkeeper.cmd.member_proxy import SimulatedMembers
 from fleetkeeper.cmd.serving import GatedApp, ServerFiles, server_files, serving_hosts
@@ -113,6 +114,8 @@ class Up:
     advertise: str = ""
     #: extra names and addresses the serving certificate must cover
     tls_sans: list[str] = field(default_factory=list)
+    #: the name of the admin kubeconfig's context and cluster; empty: the plane's
+    context_name: str = ""
     started: float = field(default_factory=time.monotonic)
 
     def say(self, what: str, detail: str) -> None:
@@ -259,7 +262,7 @@ async def _identity(run: Up, store: Store, clock: Clock) -> ServerFiles:
     """The plane's identity from the store (see :mod:`fleetkeeper.apiserver.identity`)."""
     advertise = run.advertise or ("127.0.0.1" if run.host in ("", "0.0.0.0") else run.host)
     files = await server_files(store, run.state_dir, hosts=serving_hosts(run.host, advertise, run.tls_sans),
-                               clock=clock)
+                               clock=clock, name=run.context_name or None)
     run.say("pki", f"{files.tls.ca_cert.parent} (the plane's CA and certificate, kept in the store)")
     return files
 
@@ -324,6 +327,7 @@ def up(
              "(repeatable)", show_default=False)] = None,
     advertise_address: parts.AdvertiseAddress = None,
     tls_san: parts.TlsSan = None,
+    context_name: ContextName = None,
     log_level: Annotated[str, typer.Option(help="debug, info, warning or error (stderr)")] = "warning",
     log_format: parts.LogFormat = "text",
     *,
@@ -334,7 +338,8 @@ def up(
     parts.configure_logs(log_level, clock, log_format)
     directory = (state_dir or paths.default_state_dir()).expanduser().absolute()
     run = Up(directory, parts.store_url_or_default(store, directory), host, port, clusters, options,
-             list(dict.fromkeys(pull_agent or [])), advertise_address or "", list(tls_san or []))
+             list(dict.fromkeys(pull_agent or [])), advertise_address or "", list(tls_san or []),
+             context_name or "")
     typer.echo(f"fleetkeeper up: state in {directory}")
     lock = parts.StateLock(directory)
     lock.acquire()
@@ -357,6 +362,7 @@ def apiserver(
     = parts.DEFAULT_PORT,
     advertise_address: parts.AdvertiseAddress = None,
     tls_san: parts.TlsSan = None,
+    context_name: ContextName = None,
     log_level: parts.LogLevel = "warning",
     log_format: parts.LogFormat = "text",
 ) -> None:
@@ -372,14 +378,14 @@ def apiserver(
         url = parts.advertised_url(sock, advertise)
         store_url = parts.store_url_or_default(store, directory)
         hosts = serving_hosts(host, advertise, tls_san or [])
-        asyncio.run(_serve_api(directory, sock, url, store_url, hosts=hosts, clock=clock))
+        asyncio.run(_serve_api(directory, sock, url, store_url, hosts=hosts, clock=clock, name=context_name))
     finally:
         lock.release()
     typer.echo("apiserver stopped")
 
 
 async def _serve_api(directory: Path, sock: socket.socket, url: str, store_url: str, *,
-                     hosts: list[str], clock: Clock) -> None:
+                     hosts: list[str], clock: Clock, name: str | None = None) -> None:
     stop = asyncio.Event()
     with parts.stop_on_signals(stop):
         try:
@@ -388,7 +394,7 @@ async def _serve_api(directory: Path, sock: socket.socket, url: str, store_url: 
             parts.fail(f"--store {store_url}: {exc}", 2)
         files: ServerFiles | None = None
         try:
-            files = await server_files(opened, directory, hosts=hosts, clock=clock)
+            files = await server_files(opened, directory, hosts=hosts, clock=clock, name=name)
             app = build_app(opened, clock=clock, tokens=files.tokens)
             started = asyncio.Event()
             server = asyncio.get_running_loop().create_task(
