@@ -11,9 +11,12 @@ import httpx
 import pytest
 
 from fleetkeeper import errors
+from fleetkeeper.api.scheme import SCHEME, GroupKind
 from fleetkeeper.apiserver.rbac import PolicyRule, RbacIndex
+from fleetkeeper.apiserver.rbac_defaults import AGGREGATE, AUTOUPDATE, reconcile_defaults
 from fleetkeeper.apiserver.satokens import Signer
 from fleetkeeper.clock import SystemClock
+from fleetkeeper.store import open_store
 
 from .helpers import Api
 
@@ -536,3 +539,27 @@ async def test_an_agent_is_listed_truthfully_to_whoever_may_impersonate_it(api: 
     rules = listed.json()["status"]["resourceRules"]
     assert {"verbs": ["*"], "apiGroups": ["work.karmada.io"], "resources": ["works", "works/*"]} in rules
     assert not any("*" in r.get("resources", []) for r in rules)
+
+
+async def test_default_roles_get_back_what_they_lack_unless_autoupdate_is_off() -> None:
+    clock = SystemClock()
+    store = open_store("memory://", clock=clock)
+    try:
+        await reconcile_defaults(store, SCHEME, clock=clock)
+        role = GroupKind("rbac.authorization.k8s.io", "ClusterRole")
+        view = await store.get(role, "", "karmada-view")
+        view["rules"] = view["rules"][:1]
+        view["metadata"]["labels"] = {}
+        await store.update(view)
+        edit = await store.get(role, "", "karmada-edit")
+        edit["rules"] = []
+        edit["metadata"]["annotations"][AUTOUPDATE] = "false"
+        await store.update(edit)
+        await store.delete(role, "", "view")
+        await reconcile_defaults(store, SCHEME, clock=clock)
+        view = await store.get(role, "", "karmada-view")
+        assert len(view["rules"]) == 5 and view["metadata"]["labels"][AGGREGATE + "view"] == "true"
+        assert (await store.get(role, "", "karmada-edit"))["rules"] == []
+        assert (await store.get(role, "", "view"))["aggregationRule"]
+    finally:
+        await store.close()
