@@ -10,6 +10,11 @@ planes merge (``KUBECONFIG=a:b kubectl config view --flatten``) without one hidi
 other; ``--context-name`` picks another. A server whose host the serving certificate does
 not cover is printed all the same, with a warning saying which ``--tls-san`` it needs.
 
+``--cluster NAME`` prints a kubeconfig for the member cluster NAME instead: its server is
+the plane's cluster proxy for that member (``…/apis/cluster.karmada.io/v1alpha1/clusters/NAME/proxy``),
+so kubectl reads and writes the member with the plane's CA and admin token, as Karmada's
+``karmadactl`` does through the aggregated API server.
+
 The output holds the admin token: redirect it to a file only you can read
 (``(umask 077; fleetkeeper kubeconfig > plane.kubeconfig)``).
 """
@@ -26,6 +31,7 @@ import yaml
 
 from fleetkeeper import errors
 from fleetkeeper.api.builtin import Secret
+from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.apiserver import identity
 from fleetkeeper.apiserver.certs import certificate_hosts
 from fleetkeeper.apiserver.kubeconfig import plane_kubeconfig
@@ -34,6 +40,8 @@ from fleetkeeper.cli import connect
 #: at most this many ``--server`` flags
 MAX_SERVERS = 16
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,99}")
+MEMBER = re.compile(r"[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?")
+PROXY = "/apis/cluster.karmada.io/v1alpha1/clusters/{}/proxy"
 
 
 def _check_context_name(value: str | None) -> str | None:
@@ -88,6 +96,17 @@ async def _plane(session: connect.Session) -> tuple[bytes, bytes, str]:
     return found[0], found[1], found[2].decode()
 
 
+async def _member(session: connect.Session, name: str) -> None:
+    """Fail unless ``name`` is a Push member the plane can proxy to."""
+    try:
+        found = await session.client.get(Cluster, name)
+    except errors.NotFound:
+        raise connect.Failed(f'cluster "{name}" not found (fleetkeeper get clusters lists them)') from None
+    if found.spec.sync_mode == "Pull":
+        raise connect.Failed(f'cluster "{name}" is in Pull mode: the plane does not reach its API (its agent '
+                             "does), so it cannot proxy to it")
+
+
 def kubeconfig(
     server: Annotated[list[str] | None, typer.Option(
         "--server", metavar="URL", help="a replica's or a load balancer's https://HOST:PORT (repeatable: one "
@@ -96,9 +115,15 @@ def kubeconfig(
         metavar="NAME", help="name of the context and cluster (NAME-1 … for several servers), the user is "
         "NAME-admin [default: fleetkeeper-<the CA's fingerprint>]", show_default=False,
         callback=_check_context_name)] = None,
+    cluster: Annotated[str | None, typer.Option(
+        "--cluster", metavar="NAME", help="a member cluster: the kubeconfig reaches it through the plane's "
+        "cluster proxy [default name: <the plane's>-NAME]", show_default=False)] = None,
     kubeconfig: connect.KubeconfigOption = None,
 ) -> None:
-    """Print a kubeconfig for the plane: any replica, or a load balancer in front."""
+    """Print a kubeconfig for the plane (any replica, or a load balancer in front), or for one member."""
+    if cluster is not None and not MEMBER.fullmatch(cluster):
+        raise typer.BadParameter(f"{cluster[:120]!r}: not a cluster name (lowercase letters, digits, '-' "
+                                 "and '.', at most 63)", param_hint="--cluster")
     servers = list(dict.fromkeys(server or []))
     if len(servers) > MAX_SERVERS:
         raise typer.BadParameter(f"at most {MAX_SERVERS} servers", param_hint="--server")
@@ -108,6 +133,8 @@ def kubeconfig(
             raise typer.BadParameter(f"{url!r}: {problem}", param_hint="--server")
 
     async def read(session: connect.Session) -> tuple[bytes, bytes, str, str]:
+        if cluster is not None:
+            await _member(session, cluster)
         return (*await _plane(session), session.server)
 
     ca, serving, token, asked = connect.run(kubeconfig, read)
@@ -118,7 +145,10 @@ def kubeconfig(
         if not _covered(host, covered):
             typer.echo(f"warning: the serving certificate does not cover {host}: start the replicas with "
                        f"--tls-san {host}, or clients will refuse {url}", err=True)
-    doc = plane_kubeconfig(servers, ca, token, name=context_name or identity.plane_name(ca))
+    name = context_name or identity.plane_name(ca) + (f"-{cluster}" if cluster else "")
+    if cluster is not None:
+        servers = [url.rstrip("/") + PROXY.format(cluster) for url in servers]
+    doc = plane_kubeconfig(servers, ca, token, name=name)
     typer.echo(yaml.safe_dump(doc, sort_keys=False), nl=False)
 
 

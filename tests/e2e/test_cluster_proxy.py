@@ -1,0 +1,61 @@
+"""Seeing into member clusters through the plane, with the real kubectl against ``fleetkeeper up``.
+
+The seed (nginx, member1:1, member2:2) is applied; then ``kubectl get --raw`` of Karmada's
+cluster proxy lists nginx's pod in member1, a kubeconfig from ``fleetkeeper kubeconfig
+--cluster member1`` makes plain ``kubectl get pods`` / ``describe`` / ``get events`` read
+member1, a Pull agent's token is refused (403) and a Pull cluster answers 503.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from .test_up import SEED, Fleet, fleet, healthy, wait_for
+
+__all__ = ["fleet"]  # the fixture, shared with test_up
+
+PROXY = "/apis/cluster.karmada.io/v1alpha1/clusters/{}/proxy"
+
+
+def _member_kubeconfig(fleet: Fleet, cluster: str) -> Path:
+    made = fleet.cli("kubeconfig", "--cluster", cluster)
+    assert made.returncode == 0, made.stderr
+    doc = yaml.safe_load(made.stdout)
+    assert doc["clusters"][0]["cluster"]["server"] == fleet.server + PROXY.format(cluster)
+    path = fleet.root / f"{cluster}.kubeconfig"
+    path.write_text(made.stdout)
+    return path
+
+
+def test_kubectl_sees_into_a_member_through_the_cluster_proxy(fleet: Fleet) -> None:
+    fleet.up("--clusters", "2", "--pull-agent", "edge1")
+    fleet.kubectl_ok("apply", "-f", "-", stdin=SEED)
+    wait_for(lambda: healthy(fleet, "nginx-deployment", {"member1": 1, "member2": 2}), "nginx healthy")
+
+    raw = fleet.kubectl_ok("get", "--raw", PROXY.format("member1") + "/api/v1/namespaces/default/pods")
+    pods = json.loads(raw)
+    assert pods["kind"] == "PodList"
+    assert [p["metadata"]["labels"]["app"] for p in pods["items"]] == ["nginx"]
+    name = pods["items"][0]["metadata"]["name"]
+
+    member1 = _member_kubeconfig(fleet, "member1")
+    listed = fleet.kubectl("get", "pods", "-o", "name", kubeconfig=member1)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.split() == [f"pod/{name}"]
+    described = fleet.kubectl("describe", "pod", name, kubeconfig=member1)
+    assert described.returncode == 0 and "Name:" in described.stdout, described.stderr
+    assert fleet.kubectl("get", "events", kubeconfig=member1).returncode == 0
+    two = fleet.kubectl("get", "deploy", "nginx", "-o", "jsonpath={.spec.replicas}",
+                        kubeconfig=_member_kubeconfig(fleet, "member2"))
+    assert two.stdout == "2", two.stderr
+
+    agent = fleet.kubectl("get", "--raw", PROXY.format("edge1") + "/api",
+                          kubeconfig=fleet.state / "agent-edge1.kubeconfig")
+    assert agent.returncode != 0 and "Forbidden" in agent.stderr
+    pulled = fleet.kubectl("get", "--raw", PROXY.format("edge1") + "/api")
+    assert pulled.returncode != 0 and "Pull mode" in pulled.stderr
+    refused = fleet.cli("kubeconfig", "--cluster", "edge1")
+    assert refused.returncode != 0 and "Pull mode" in refused.stderr
