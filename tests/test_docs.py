@@ -199,3 +199,13 @@ def test_links_to_a_section_find_it() -> None:
 def test_a_headings_anchor() -> None:
     assert slug("What-ifs, offline") == "what-ifs-offline"
     assert slug("Running `fleetkeeper up`") == "running-fleetkeeper-up"
+
+
+def test_the_cli_page_tells_every_command() -> None:
+    from fleetkeeper.cmd.main import app
+
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    root = typer.main.get_command(app)
+    commands = root.list_commands(root.make_context("fleetkeeper", [], resilient_parsing=True))  # type: ignore[attr-defined]
+    untold = [name for name in commands if f"`{name}`" not in text and f"fleetkeeper {name}" not in text]
+    assert not untold, f"docs/cli.md does not tell these commands: {untold}"
