@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from fleetkeeper import errors
+from fleetkeeper.api.cluster import Cluster, ClusterSpec
+from fleetkeeper.api.meta import ObjectMeta
 from fleetkeeper.apiserver import InProcessTransport, Tokens, build_app, write_kubeconfig
 from fleetkeeper.client.interface import Client
 from fleetkeeper.client.rest import RestClient, read_kubeconfig
@@ -91,6 +93,20 @@ async def test_server_side_apply_creates_then_owns_fields(served: tuple[Tokens, 
         assert made.field("spec")["replicas"] == 2
         managers = [(m["manager"], m["operation"]) for m in made.metadata.managed_fields or []]
         assert managers == [("ctl", "Apply")]
+
+
+async def test_unknown_fields_fail_a_typed_write_and_are_dropped_from_a_kept_kind(
+    served: tuple[Tokens, InProcessTransport],
+) -> None:
+    _, transport = served
+    async with RestClient(SERVER, token="admin-token", transport=transport) as client:
+        await client.create(Cluster(metadata=ObjectMeta(name="m1"), spec=ClusterSpec(sync_mode="Push")))
+        with pytest.raises(errors.BadRequest, match=r'unknown field "spec\.regoin"'):
+            await client.patch(Cluster, "m1", patch={"spec": {"regoin": "eu"}})
+        made = await client.create(deploy("web"))
+        made.set_field("status", {"replicas": 1, "fromANewerMember": True})  # reflected as it was read
+        written = await client.update_status(made)
+        assert written.field("status") == {"replicas": 1}
 
 
 def test_a_written_kubeconfig_reads_back(tmp_path: Path) -> None:

@@ -10,8 +10,11 @@ with this client; it behaves like the local client (both pass
   API server in the same process without sockets.
 * Errors: every non-2xx answer carries a Kubernetes ``Status``, rebuilt into the same
   :class:`fleetkeeper.errors.ApiError` the server raised (``errors.from_status``).
-* Writes ask for ``fieldValidation=Strict`` (unknown fields are errors, as with the
-  local client) and name this client's field manager. ``patch_type="apply"`` is
+* Writes of typed kinds ask for ``fieldValidation=Strict`` (unknown fields are errors, as
+  with the local client); writes of the kinds kept as given (Deployments …, whose status
+  a controller may reflect from a newer member) ask for ``Warn``, client-go's default, so a
+  field this plane's schema does not know is dropped rather than failing the write. Every
+  write names this client's field manager. ``patch_type="apply"`` is
   server-side apply with ``force=true``: the caller's intent wins, as a controller's must.
 * Watches are reflector-like. Without a resourceVersion the server sends the current
   objects as ADDED, then a bookmark marking the end of them; afterwards the client
@@ -38,7 +41,7 @@ import orjson
 import yaml
 
 from fleetkeeper import errors
-from fleetkeeper.api.meta import Resource
+from fleetkeeper.api.meta import Resource, Unstructured
 from fleetkeeper.api.scheme import split_api_version
 from fleetkeeper.client.interface import ObjectList, PatchType, WatchEvent
 from fleetkeeper.clock import Clock, SystemClock
@@ -241,8 +244,9 @@ class RestClient:
             raise errors.InternalError(f"{method} {path}: the API server answered with a non-object")
         return data
 
-    def _write_params(self) -> dict[str, str]:
-        return {"fieldManager": self.field_manager, "fieldValidation": "Strict"}
+    def _write_params(self, model: type[Resource]) -> dict[str, str]:
+        validation = "Warn" if issubclass(model, Unstructured) else "Strict"
+        return {"fieldManager": self.field_manager, "fieldValidation": validation}
 
     # ---------------------------------------------------------------- reads
     async def get(self, model: type[T], name: str, namespace: str = "") -> T:
@@ -270,25 +274,25 @@ class RestClient:
                                  causes=[errors.Cause("metadata.namespace", "Required value",
                                                       "FieldValueRequired")], kind=model.KIND, name=obj.name)
         data = await self._call("POST", _path(model, obj.metadata.namespace), body=_encode(obj),
-                                params=self._write_params())
+                                params=self._write_params(model))
         return _decode(model, data)
 
     async def update(self, obj: T) -> T:
         model = type(obj)
         data = await self._call("PUT", _path(model, obj.metadata.namespace, obj.name), body=_encode(obj),
-                                params=self._write_params())
+                                params=self._write_params(model))
         return _decode(model, data)
 
     async def update_status(self, obj: T) -> T:
         model = type(obj)
         data = await self._call("PUT", _path(model, obj.metadata.namespace, obj.name, "status"),
-                                body=_encode(obj), params=self._write_params())
+                                body=_encode(obj), params=self._write_params(model))
         return _decode(model, data)
 
     async def finalize(self, obj: T) -> T:
         model = type(obj)
         data = await self._call("PUT", _path(model, obj.metadata.namespace, obj.name, "finalize"),
-                                body=_encode(obj), params=self._write_params())
+                                body=_encode(obj), params=self._write_params(model))
         return _decode(model, data)
 
     async def patch(
@@ -304,7 +308,7 @@ class RestClient:
         content_type = _PATCH_CONTENT_TYPES.get(patch_type)
         if content_type is None:
             raise errors.UnsupportedMediaType(f"unknown patch type {patch_type!r}")
-        params = self._write_params()
+        params = self._write_params(model)
         if patch_type == "apply":
             params["force"] = "true"
         data = await self._call("PATCH", _path(model, namespace, name, subresource), body=patch,
