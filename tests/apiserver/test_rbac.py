@@ -563,3 +563,47 @@ async def test_default_roles_get_back_what_they_lack_unless_autoupdate_is_off() 
         assert (await store.get(role, "", "view"))["aggregationRule"]
     finally:
         await store.close()
+
+
+async def test_an_aggregated_cluster_role_needs_full_authority(api: Api) -> None:
+    client = await _setup(api, role="admin", account="lead")
+    await api.http.post(
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+        json={
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "lead-roles"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "roles-writer",
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": "lead", "namespace": "team-a"}],
+        },
+    )
+    await api.http.post(
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+        json={
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": "roles-writer"},
+            "rules": [
+                {
+                    "apiGroups": ["rbac.authorization.k8s.io"],
+                    "resources": ["clusterroles"],
+                    "verbs": ["create"],
+                }
+            ],
+        },
+    )
+    sneaky = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "sneaky"},
+        "aggregationRule": {
+            "clusterRoleSelectors": [{"matchLabels": {"kubernetes.io/bootstrapping": "rbac-defaults"}}]
+        },
+    }
+    refused = await client.post("/apis/rbac.authorization.k8s.io/v1/clusterroles", json=sneaky)
+    assert refused.status_code == 403, refused.text
+    assert "NonResourceURLs" in refused.json()["message"]

@@ -5,7 +5,8 @@ As in kube-apiserver, on every write of a Role, ClusterRole, RoleBinding or Clus
 
 * a **Role or ClusterRole** is written only if the writer holds every permission it
   contains — in the Role's namespace, or cluster-wide for a ClusterRole — or may ``escalate``
-  roles (``clusterroles``) there;
+  roles (``clusterroles``) there. An aggregated ClusterRole (``aggregationRule``) may come to
+  hold anything, so writing one needs every permission (or ``escalate``);
 * a **binding** is written only if the writer holds every permission of the role it refers
   to — in the binding's namespace, or cluster-wide for a ClusterRoleBinding — or may ``bind``
   that role (``roles``/``clusterroles`` with the role's name). A binding to a role that does
@@ -29,6 +30,8 @@ from fleetkeeper.apiserver.rbac import GROUP, PolicyRule, RbacIndex, parse_rules
 
 MAX_ATOMS = 100_000
 ROLE_KINDS = {"Role": "roles", "ClusterRole": "clusterroles"}
+_ANY = frozenset({"*"})
+FULL_AUTHORITY = (PolicyRule(_ANY, _ANY, _ANY), PolicyRule(_ANY, urls=_ANY))
 
 
 def _atoms(rule: PolicyRule) -> Iterator[tuple[str, str, str, str, bool]]:
@@ -98,7 +101,11 @@ def check(index: RbacIndex | None, user: User | None, info: ResourceInfo, obj: d
     if info.kind in ROLE_KINDS:
         if _may(held, "escalate", ROLE_KINDS[info.kind], ""):
             return
-        wanted = parse_rules(obj.get("rules"))
+        aggregation = obj.get("aggregationRule")
+        aggregates = info.kind == "ClusterRole" and isinstance(aggregation, dict) \
+            and bool(aggregation.get("clusterRoleSelectors"))
+        # an aggregated ClusterRole may come to hold anything: writing one needs full authority
+        wanted = FULL_AUTHORITY if aggregates else parse_rules(obj.get("rules"))
     elif info.kind in ("RoleBinding", "ClusterRoleBinding"):
         raw_ref = obj.get("roleRef")
         ref: dict[str, Any] = raw_ref if isinstance(raw_ref, dict) else {}
