@@ -267,3 +267,12 @@ def test_a_person_gets_a_kubeconfig_and_sees_what_their_groups_may(fleet: Fleet)
         fleet.kubectl("auth", "can-i", "list", "deployments", "-A", kubeconfig=alice).stdout.strip() == "yes"
     )
     assert fleet.kubectl("auth", "can-i", "list", "clusters", kubeconfig=alice).stdout.strip() == "no"
+    listed = fleet.kubectl("auth", "can-i", "--list", "-n", "default", kubeconfig=alice).stdout
+    rows = {line.split()[0]: line for line in listed.splitlines()[1:] if line.strip()}
+    assert "[get list watch]" in rows["deployments.apps"] and "secrets" not in rows
+    agent = fleet.kubectl_ok(
+        "auth", "can-i", "--list", "-n", "karmada-es-member1", "--as", "system:fleetkeeper:agent:member1"
+    )
+    agent_rows = {line.split()[0]: line for line in agent.splitlines()[1:] if line.strip()}
+    assert "[*]" in agent_rows["works.work.karmada.io"] and "deployments.apps" not in agent_rows
+    assert "[member1]" in agent_rows["clusters.cluster.karmada.io"]
