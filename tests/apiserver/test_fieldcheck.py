@@ -69,3 +69,12 @@ def test_duplicate_keys_of_a_json_body() -> None:
     assert duplicate_fields(body) == ["spec.paused", "spec.containers[0].name"]
     assert duplicate_fields(orjson.dumps({"spec": {"paused": True}})) == []
     assert duplicate_fields(b"spec: {a: 1, a: 2}") == []  # YAML is not looked at
+
+
+def test_an_embedded_resource_has_its_own_metadata_checked() -> None:
+    embedded = {"type": "object", "x-kubernetes-embedded-resource": True,
+                "x-kubernetes-preserve-unknown-fields": True}
+    schema = {"type": "object", "properties": {"template": embedded}}
+    obj = {"template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "lables": {}},
+                        "spec": {"anything": 1}}}
+    assert [format_path(p) for p in compile_schema(schema).unknown(obj)] == ["template.metadata.lables"]

@@ -9,7 +9,8 @@ with a schema — are checked here against their OpenAPI schema:
   declared properties of an object, the item of a list, the value of a map with free keys
   such as ``labels`` or ``resources.limits``, or nothing to check below:
   ``x-kubernetes-preserve-unknown-fields``, int-or-string and other scalars). Every
-  kind's ``metadata`` is ``ObjectMeta``, whatever its schema says;
+  kind's ``metadata`` is ``ObjectMeta``, whatever its schema says, and so is that of an
+  object a CRD embeds (``x-kubernetes-embedded-resource``);
 * :meth:`Node.unknown` walks an object once, linear in its size, and reports the paths of
   the fields the schema does not declare (at most :data:`MAX_REPORTED`);
 * :func:`duplicate_fields` finds keys a JSON body gives twice (the decoder keeps the last
@@ -113,13 +114,15 @@ class _Compiler:
             node.properties = {name: self.node(sub) for name, sub in properties.items()}
             node.leaf = False
         elif node.open:
-            return
+            pass
         elif isinstance(extra, dict):
             node.values = self.node(extra)
             node.leaf = node.values.leaf
         elif schema.get("type") == "array" and isinstance(schema.get("items"), dict):
             node.items = self.node(schema["items"])
             node.leaf = node.items.leaf
+        if schema.get("x-kubernetes-embedded-resource") is True:  # an object with its own metadata
+            _with_metadata(node)
 
 
 def compile_schema(schema: dict[str, Any], components: dict[str, dict[str, Any]] | None = None) -> Node:
