@@ -18,7 +18,8 @@ REST client unchanged::
     │   ├── Gone                      410 Expired (watch/list revision compacted)
     │   ├── RequestEntityTooLarge     413 RequestEntityTooLarge
     │   ├── UnsupportedMediaType      415 UnsupportedMediaType
-    │   └── InternalError             500 InternalError
+    │   ├── InternalError             500 InternalError
+    │   └── ServiceUnavailable        503 ServiceUnavailable (a member behind the cluster proxy)
     ├── MemberError                   a member cluster could not be reached or refused
     │   ├── MemberUnreachable         connection refused / no route
     │   └── MemberTimeout             no answer within the bound
@@ -147,11 +148,15 @@ class InternalError(ApiError):
     code, reason = 500, "InternalError"
 
 
+class ServiceUnavailable(ApiError):
+    code, reason = 503, "ServiceUnavailable"
+
+
 _BY_REASON: dict[str, type[ApiError]] = {
     cls.reason: cls
     for cls in (
         BadRequest, Invalid, Unauthorized, Forbidden, NotFound, MethodNotAllowed, AlreadyExists,
-        Conflict, Gone, RequestEntityTooLarge, UnsupportedMediaType, InternalError,
+        Conflict, Gone, RequestEntityTooLarge, UnsupportedMediaType, InternalError, ServiceUnavailable,
     )
 }
 

@@ -18,15 +18,9 @@ from starlette.routing import Route
 
 from fleetkeeper.apiserver import InProcessTransport, ServerConfig
 from fleetkeeper.apiserver.certs import new_ca
-from fleetkeeper.apiserver.proxy import (
-    Connection,
-    HttpsMembers,
-    ServiceUnavailable,
-    forwarded,
-    returned,
-    split,
-)
+from fleetkeeper.apiserver.proxy import Connection, HttpsMembers, forwarded, returned, split
 from fleetkeeper.clock import SystemClock
+from fleetkeeper.errors import ServiceUnavailable
 
 from .helpers import AGENT, Api, close_api, open_api
 

@@ -44,6 +44,7 @@ from fleetkeeper.api.scheme import GroupKind
 from fleetkeeper.apiserver.auth import Attributes, User, authorize
 from fleetkeeper.apiserver.rbac import RbacIndex
 from fleetkeeper.apiserver.request import read_body
+from fleetkeeper.errors import ServiceUnavailable
 from fleetkeeper.store.interface import StoreProtocol
 
 GROUP = "cluster.karmada.io"
@@ -60,10 +61,6 @@ CALLERS = frozenset({"authorization", "cookie", "host", "content-length"})
 #: how long a member may take to accept a connection, and to answer one that is not a stream
 CONNECT_TIMEOUT = 10.0
 READ_TIMEOUT = 60.0
-
-
-class ServiceUnavailable(errors.ApiError):
-    code, reason = 503, "ServiceUnavailable"
 
 
 @dataclass(frozen=True)
@@ -244,6 +241,6 @@ def returned(headers: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 __all__ = [
-    "GROUP", "PREFIX", "ClusterProxy", "Connection", "HttpsMembers", "MemberTransport", "ServiceUnavailable",
-    "forwarded", "returned", "split",
+    "GROUP", "PREFIX", "ClusterProxy", "Connection", "HttpsMembers", "MemberTransport", "forwarded",
+    "returned", "split",
 ]

@@ -20,6 +20,9 @@ namespace, else the kubeconfig context's namespace.
 object or a template's text per added, modified or deleted object, as ``kubectl get -w``
 does — until Ctrl-C, or for ``--request-timeout`` at most. The watch resumes from the
 listing's resourceVersion, so no change between the two is lost.
+
+``-C member1,member2`` and ``--operation-scope members|all`` read the member clusters
+through the plane's cluster proxy, with a CLUSTER column (:mod:`fleetkeeper.cli.members`).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ import typer
 import yaml
 
 from fleetkeeper.api.scheme import ResourceInfo
-from fleetkeeper.cli import connect, kinds
+from fleetkeeper.cli import connect, kinds, members
 from fleetkeeper.cli import output as o
 from fleetkeeper.cli import table as t
 from fleetkeeper.cli.table import Column, dig
@@ -123,6 +126,27 @@ def _subject(obj: dict[str, Any], now: datetime) -> str:
     return f"{subject.get('kind')}/{ns + '/' if ns else ''}{subject.get('name')}"
 
 
+def _pod_ready(obj: dict[str, Any], now: datetime) -> str:
+    statuses = [s for s in dig(obj, "status", "containerStatuses") or [] if isinstance(s, dict)]
+    total = len(statuses) or len(dig(obj, "spec", "containers") or [])
+    return f"{sum(1 for s in statuses if s.get('ready'))}/{total}"
+
+
+def _pod_status(obj: dict[str, Any], now: datetime) -> str:
+    if dig(obj, "metadata", "deletionTimestamp"):
+        return "Terminating"
+    for status in dig(obj, "status", "containerStatuses") or []:
+        reason = dig(status, "state", "waiting", "reason") or dig(status, "state", "terminated", "reason")
+        if reason:
+            return str(reason)
+    return str(dig(obj, "status", "reason") or dig(obj, "status", "phase") or "Unknown")
+
+
+def _restarts(obj: dict[str, Any], now: datetime) -> str:
+    return str(sum(int(s.get("restartCount") or 0) for s in dig(obj, "status", "containerStatuses") or []
+                   if isinstance(s, dict)))
+
+
 def _renewed(obj: dict[str, Any], now: datetime) -> str:
     renewed = dig(obj, "spec", "renewTime")
     return t.age(renewed, now) + " ago" if renewed else t.NONE
@@ -151,6 +175,10 @@ COLUMNS: dict[tuple[str, str], tuple[Column, ...]] = {
     ("apps", "Deployment"): (
         Column("READY", _replicas), Column("UP-TO-DATE", t.field("status", "updatedReplicas")),
         Column("AVAILABLE", t.field("status", "availableReplicas"))),
+    ("", "Pod"): (
+        Column("READY", _pod_ready), Column("STATUS", _pod_status), Column("RESTARTS", _restarts),
+        Column("IP", t.field("status", "podIP"), wide=True),
+        Column("NODE", t.field("spec", "nodeName"), wide=True)),
     ("coordination.k8s.io", "Lease"): (
         Column("HOLDER", t.field("spec", "holderIdentity")), Column("RENEWED", _renewed)),
 }
@@ -253,6 +281,31 @@ class Printer:
             self._rows([obj], now=now)
 
 
+async def across(session: connect.Session, info: ResourceInfo, printer: Printer, *, clusters: list[str],
+                 scope: str, namespace: str | None, name: str | None, selector: str | None,
+                 field_selector: str | None) -> None:
+    """``-C``/``--operation-scope``: the members' objects (and with ``all`` the plane's), with a
+    CLUSTER column; a member that cannot be read is reported after the others."""
+    objects: list[dict[str, Any]] = []
+    if scope == "all":
+        if name:
+            objects = [(await session.client.get(info.model, name, namespace or "")).to_dict()]
+        else:
+            listed = await session.client.list(info.model, namespace, label_selector=selector,
+                                               field_selector=field_selector)
+            objects = sorted((x.to_dict() for x in listed.items), key=sort_key(info))
+    found, failed = await members.listing(session, info, await members.targets(session, clusters, scope),
+                                          namespace=namespace, name=name, selector=selector,
+                                          field_selector=field_selector)
+    where = {id(obj): cluster for cluster, obj in found}
+    key = sort_key(info)
+    objects += sorted((obj for _, obj in found), key=lambda obj: (where[id(obj)], key(obj)))
+    printer.columns.insert(printer.columns.index(t.NAME) + 1, members.cluster_column(where))
+    printer.first(objects, single=False, where="", now=session.clock.now())
+    if failed:
+        raise connect.Failed("\n".join(failed))
+
+
 async def follow(session: connect.Session, info: ResourceInfo, *, namespace: str | None, since: str,
                  name: str | None, selector: str | None, field_selector: str | None, printer: Printer,
                  limit: float) -> None:
@@ -284,6 +337,11 @@ def get(
     watch: Annotated[bool, typer.Option("--watch", "-w",
                                         help="then print each change (Ctrl-C stops)")] = False,
     request_timeout: Annotated[str, typer.Option(help="with -w, stop after this long (0s: never)")] = "0s",
+    cluster: Annotated[str | None, typer.Option(
+        "--cluster", "-C", help="member clusters to read, comma-separated (through the cluster proxy)",
+        show_default=False)] = None,
+    operation_scope: Annotated[str, typer.Option(help="karmada (the plane), members (-C's, or every Push "
+                                                 "member) or all", callback=members.check_scope)] = "karmada",
     kubeconfig: connect.KubeconfigOption = None,
 ) -> None:
     """List objects of a kind, or show one, from the control plane."""
@@ -298,10 +356,19 @@ def get(
         raise typer.BadParameter("a name is looked up in one namespace; drop -A",
                                  param_hint="--all-namespaces")
     limit = connect.duration(request_timeout, "--request-timeout")
+    clusters = members.parse_clusters(cluster)
+    scope = "members" if clusters and operation_scope == "karmada" else operation_scope
+    if watch and scope != "karmada":
+        raise typer.BadParameter("-w watches the plane only; drop -C and --operation-scope",
+                                 param_hint="--watch")
     printer = Printer(out, info, all_namespaces=all_namespaces, watching=watch)
 
     async def action(session: connect.Session) -> None:
         ns = namespace_for(info, namespace, all_namespaces, session.namespace)
+        if scope != "karmada":
+            await across(session, info, printer, clusters=clusters, scope=scope, namespace=ns, name=name,
+                         selector=selector, field_selector=field_selector)
+            return
         if name:
             one = await session.client.get(info.model, name, ns or "")
             found, since = [one], str(one.metadata.resource_version or "")
@@ -322,5 +389,5 @@ def get(
         raise typer.Exit(0) from None
 
 
-__all__ = ["COLUMNS", "TIMELINE", "Printer", "columns_for", "dump", "follow", "get", "health",
+__all__ = ["COLUMNS", "TIMELINE", "Printer", "across", "columns_for", "dump", "follow", "get", "health",
            "namespace_for", "scheduled"]

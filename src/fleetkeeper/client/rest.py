@@ -22,6 +22,9 @@ with this client; it behaves like the local client (both pass
   on) and, when the server ends a stream (its ``timeoutSeconds``), re-watches from
   there, so the caller sees one unbroken stream. An ``ERROR`` event with ``410`` raises
   :class:`fleetkeeper.errors.Gone` (the caller re-lists).
+* A member cluster of the plane is read the same way through Karmada's cluster proxy:
+  :meth:`RestClient.proxied` is a client of the member with this client's credentials, and
+  :meth:`RestClient.lines` reads a text answer (a pod's log) line by line as it comes.
 """
 
 from __future__ import annotations
@@ -58,6 +61,8 @@ _PATCH_CONTENT_TYPES: dict[str, str] = {
 WATCH_TIMEOUT_SECONDS = 290
 #: re-watches in a row that deliver nothing before the client pauses a little
 _IDLE_RECONNECTS = 3
+#: where the plane's cluster proxy serves the member cluster named in it
+PROXY = "/apis/cluster.karmada.io/v1alpha1/clusters/{}/proxy"
 
 
 @dataclass(frozen=True)
@@ -208,6 +213,15 @@ class RestClient:
         self._timeout = timeout
         self.field_manager = field_manager
         self._clock: Clock = clock or SystemClock()
+        self._server = server.rstrip("/")
+        self._options: dict[str, Any] = {"token": token, "ca_pem": ca_pem, "insecure": insecure,
+                                         "transport": transport, "timeout": timeout,
+                                         "field_manager": field_manager, "clock": clock}
+
+    def proxied(self, cluster: str) -> RestClient:
+        """A client of the member ``cluster`` through the plane's cluster proxy, with this
+        client's credentials (close it when done)."""
+        return RestClient(self._server + PROXY.format(quote(cluster, safe="")), **self._options)
 
     @classmethod
     def from_kubeconfig(cls, path: Path | str, *, context: str | None = None, **kwargs: Any) -> RestClient:
@@ -365,6 +379,20 @@ class RestClient:
             if idle >= _IDLE_RECONNECTS:
                 await self._clock.sleep(1.0)
 
+    async def lines(self, path: str, params: dict[str, str], *, follow: bool = False) -> AsyncIterator[str]:
+        """The text answer of ``GET path`` line by line as it comes (``follow``: no read timeout)."""
+        timeout = httpx.Timeout(self._timeout, read=None if follow else self._timeout)
+        try:
+            async with self._http.stream("GET", path, params=params, timeout=timeout,
+                                         headers={"Accept": "*/*"}) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise _error(response)
+                async for line in response.aiter_lines():
+                    yield line
+        except httpx.TransportError as exc:
+            raise errors.InternalError(f"GET {path}: the stream from the API server broke: {exc}") from exc
+
     async def _stream(self, path: str, params: dict[str, str]) -> AsyncIterator[tuple[Any, dict[str, Any]]]:
         timeout = httpx.Timeout(self._timeout, read=WATCH_TIMEOUT_SECONDS + 60.0)
         try:
@@ -384,5 +412,5 @@ class RestClient:
             raise errors.InternalError(f"watch {path}: the stream from the API server broke: {exc}") from exc
 
 
-__all__ = ["WATCH_TIMEOUT_SECONDS", "Credentials", "RestClient", "merge_kubeconfigs", "read_kubeconfig",
-           "read_kubeconfigs"]
+__all__ = ["PROXY", "WATCH_TIMEOUT_SECONDS", "Credentials", "RestClient", "merge_kubeconfigs",
+           "read_kubeconfig", "read_kubeconfigs"]

@@ -124,6 +124,11 @@ def _cli_get() -> ModuleType:
     return get
 
 
+def _cli_members() -> ModuleType:
+    from fleetkeeper.cli import members
+    return members
+
+
 def _cli_describe() -> ModuleType:
     from fleetkeeper.cli import describe
     return describe
@@ -189,6 +194,8 @@ COMMANDS: dict[str, Lazy] = {
     "status": Lazy(_cmd_status, "status",
                    "Show who leads the controllers, the replicas, the store and the members."),
     "get": Lazy(_cli_get, "get", "List objects of a kind, or show one, from the control plane."),
+    "logs": Lazy(_cli_members, "logs", "Print the log of a pod in a member cluster, through the plane."),
+    "top": Lazy(_cli_members, "top_app", "Resource use of the member clusters."),
     "describe": Lazy(_cli_describe, "describe",
                      "Explain a binding or a cluster: its state, and the failover timeline that led there."),
     "apply": Lazy(_cli_apply, "apply",

@@ -16,9 +16,10 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from fleetkeeper.apiserver.proxy import Connection, ServiceUnavailable
+from fleetkeeper.apiserver.proxy import Connection
 from fleetkeeper.apiserver.transport import InProcessTransport
 from fleetkeeper.clock import Clock
+from fleetkeeper.errors import ServiceUnavailable
 from fleetkeeper.members.simulated import SimulatedFleet
 from fleetkeeper.members.simulated.cluster import SimulatedCluster
 from fleetkeeper.members.simulated.faults import refuses
