@@ -607,3 +607,14 @@ async def test_an_aggregated_cluster_role_needs_full_authority(api: Api) -> None
     refused = await client.post("/apis/rbac.authorization.k8s.io/v1/clusterroles", json=sneaky)
     assert refused.status_code == 403, refused.text
     assert "NonResourceURLs" in refused.json()["message"]
+
+
+def test_a_token_for_another_audience_is_refused() -> None:
+    signer = Signer(b"k" * 32, SystemClock(), {("team-a", "deployer"): "uid-1"})
+    token, _ = signer.account_token("team-a", "deployer", "uid-1", seconds=600, audiences=["vault"])
+    with pytest.raises(errors.Unauthorized, match="not meant for this server"):
+        signer.authenticate(token)
+    token, _ = signer.account_token(
+        "team-a", "deployer", "uid-1", seconds=600, audiences=["vault", "fleetkeeper"]
+    )
+    assert signer.authenticate(token).name == SA

@@ -3,8 +3,10 @@
 ``kubectl create token deployer -n team-a --duration 1h`` posts a ``TokenRequest`` to
 ``/api/v1/namespaces/team-a/serviceaccounts/deployer/token``; the answer is a JWT (HS256)
 signed with the plane's key — the Secret ``fleetkeeper-token-signing-key`` in
-``karmada-system``, created by the first replica, readable by the admin only — naming the
-account and its uid and expiring after the duration asked for (10 minutes at least, as in
+``karmada-system``, created by the first replica, readable only by who may read Secrets
+there — naming the account and its uid, for the audiences asked for (``fleetkeeper``, this
+server, when none is given: a token made for another audience is refused here, as
+kube-apiserver does), and expiring after the duration asked for (10 minutes at least, as in
 Kubernetes; 1 hour when none is given; 1 year at most). It authenticates as
 ``system:serviceaccount:NS:NAME`` in the groups ``system:serviceaccounts``,
 ``system:serviceaccounts:NS`` and ``system:authenticated`` while the account exists with
@@ -93,6 +95,10 @@ class Signer:
         exp = claims.get("exp")
         if not isinstance(exp, int) or exp <= self.clock.now().timestamp():
             raise errors.Unauthorized("Unauthorized: the bearer token has expired")
+        audiences = claims.get("aud")
+        if not isinstance(audiences, list) or AUDIENCE not in audiences:
+            raise errors.Unauthorized(f"Unauthorized: the bearer token is not meant for this server "
+                                      f"(its audiences do not include {AUDIENCE!r})")
         bound = claims.get("kubernetes.io")
         if isinstance(bound, dict):
             raw = bound.get("serviceaccount")
