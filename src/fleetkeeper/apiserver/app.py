@@ -37,7 +37,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from fleetkeeper import errors
 from fleetkeeper.api.crd import CRD
@@ -89,9 +89,14 @@ class ApiServerApp:
         self.ready_checks: list[health.Check] = []
         self._app = Starlette(routes=self._routes(), exception_handlers={HTTPException: _router_status})
         self._app.router.redirect_slashes = False
+        #: web sites served beside the API, by path prefix (the dashboard; they do their own auth)
+        self.sites: dict[str, ASGIApp] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self._app(scope, receive, send)
+        path = str(scope.get("path") or "")
+        site = next((app for prefix, app in self.sites.items()
+                     if path == prefix or path.startswith(prefix + "/")), None)
+        await (site or self._app)(scope, receive, send)
 
     def close(self) -> None:
         """End every open watch (call from the server's event loop)."""

@@ -73,7 +73,7 @@ from typing import Annotated, Any
 
 import typer
 
-from fleetkeeper import errors
+from fleetkeeper import dashboard, errors
 from fleetkeeper.api import constants
 from fleetkeeper.api.cluster import Cluster, ClusterSpec
 from fleetkeeper.api.core import Namespace
@@ -225,6 +225,8 @@ async def _start(run: Up, files: ServerFiles, sock: Any, store: Store, clock: Cl
     """Start the server and the control plane (appending their tasks); None if stopped meanwhile."""
     url = parts.advertised_url(sock, run.advertise or run.host)
     app = GatedApp(build_app(store, clock=clock, tokens=files.tokens).state)
+    app.sites[dashboard.PREFIX] = dashboard.Site(
+        app, clock=clock, threshold=run.options.eviction_circuit_breaker_threshold)
     app.proxy.transports.append(SimulatedMembers(clock))
     started = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -396,6 +398,8 @@ async def _serve_api(directory: Path, sock: socket.socket, url: str, store_url: 
         try:
             files = await server_files(opened, directory, hosts=hosts, clock=clock, name=name)
             app = build_app(opened, clock=clock, tokens=files.tokens)
+            app.sites[dashboard.PREFIX] = dashboard.Site(
+                app, clock=clock, threshold=Options().eviction_circuit_breaker_threshold)
             started = asyncio.Event()
             server = asyncio.get_running_loop().create_task(
                 serve(app, sock=sock, tls=files.tls, stop=stop, started=started), name="apiserver")

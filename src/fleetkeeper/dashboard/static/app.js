@@ -1,0 +1,138 @@
+// fleetkeeper dashboard: sign-in, routing (#fleet, #workloads, #workload/NS/NAME, #timeline, #whatif,
+// #drills) and rendering. Views re-render from the watched collections as they change: no reload.
+"use strict";
+
+(function (FK) {
+  const h = FK.h;
+  const $ = (id) => document.getElementById(id);
+
+  const VIEWS = {
+    fleet: { title: "Fleet", deps: ["clusters", "whatif"], body: (s) => FK.fleetView(s) },
+    workloads: { title: "Workloads", deps: ["bindings", "clusterBindings"], controls: FK.workloadsControls,
+      body: (s, ui) => FK.workloadsView(s, ui) },
+    workload: { title: "Workload", deps: ["bindings", "clusterBindings", "timeline"], hidden: true,
+      body: (s, ui, route) => FK.workloadView(s, ui, route) },
+    timeline: { title: "Timeline", deps: ["timeline"], controls: FK.timelineControls,
+      body: (s, ui) => FK.timelineView(s, ui) },
+    whatif: { title: "What if", deps: ["clusterNames"], body: (s, ui) => FK.whatifView(s, ui) },
+    drills: { title: "Drills", deps: ["clusterNames"], body: (s, ui) => FK.drillsView(s, ui) },
+  };
+
+  let state = null;
+  const ui = { policies: {}, query: "", filter: "", current: "", timer: null, pending: false, force: false };
+  let changed = new Set();
+
+  function route() {
+    const parts = (location.hash || "#fleet").slice(1).split("/").map(decodeURIComponent);
+    return VIEWS[parts[0]] ? parts : ["fleet"];
+  }
+
+  ui.rerender = function (force) {
+    if (force) ui.force = true;
+    else changed.add("ui");
+    if (ui.timer === null) ui.timer = setTimeout(render, 30);
+  };
+
+  function touched(name) {
+    changed.add(name);
+    if (name === "clusters" || name === "bindings" || name === "clusterBindings") {
+      state.whatifStale = true;
+      if (!state.whatifSoon) state.whatifSoon = setTimeout(() => { state.whatifSoon = null; refreshWhatif(); }, 300);
+    }
+    if (ui.timer === null) ui.timer = setTimeout(render, 30);
+  }
+
+  function render() {
+    ui.timer = null;
+    if (!state) return;
+    const [name, ...rest] = route();
+    const view = VIEWS[name];
+    const key = [name, ...rest].join("/");
+    const names = state.clusters.list_().map((c) => c.metadata.name).sort().join(",");
+    if (names !== state.names) { state.names = names; changed.add("clusterNames"); }
+    const fresh = key !== ui.current;
+    const due = fresh || ui.force || changed.has("ui") || view.deps.some((d) => changed.has(d));
+    changed = new Set();
+    ui.force = false;
+    if (!due) return;
+    if (fresh) {
+      ui.current = key;
+      $("controls").replaceChildren(...(view.controls ? [view.controls(ui)] : []));
+      for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.view === name);
+      document.title = "fleetkeeper · " + view.title;
+    }
+    $("view").replaceChildren(...view.body(state, ui, rest).filter(Boolean));
+    document.body.dataset.view = name;
+  }
+
+  async function refreshWhatif() {
+    if (!state || !state.whatifStale || state.whatifBusy || route()[0] !== "fleet") return;
+    const mine = state;
+    if (state.clusters.error || !state.clusters.loaded) return;
+    state.whatifStale = false;
+    state.whatifBusy = true;
+    try {
+      const answer = await FK.whatif({ each: "cluster" });
+      if (answer.ok) mine.whatifEach = answer.data;
+      else if (answer.status === 429) mine.whatifStale = true;
+      else mine.whatifEach = { error: `${answer.status}: ${FK.message(answer)}` };
+    } finally {
+      mine.whatifBusy = false;
+    }
+    if (state === mine) touched("whatif");
+  }
+
+  function start() {
+    $("signin").hidden = true;
+    $("app").hidden = false;
+    state = { whatifStale: true, whatifSoon: null, names: "" };
+    for (const [name, path] of Object.entries(FK.PATHS)) state[name] = new FK.Collection(name, path, () => touched(name));
+    for (const name of Object.keys(FK.PATHS)) state[name].start();
+    state.whatifTimer = setInterval(refreshWhatif, 3000);
+    ui.current = "";
+    ui.rerender(true);
+  }
+
+  function signOut(message) {
+    if (state) {
+      for (const name of Object.keys(FK.PATHS)) state[name].stop();
+      clearInterval(state.whatifTimer);
+      clearTimeout(state.whatifSoon);
+    }
+    state = null;
+    Object.assign(ui, { policies: {}, drillsAllowed: undefined, confirm: null, drillResult: null,
+      whatifResult: null, down: null, current: "" });
+    sessionStorage.removeItem(FK.TOKEN_KEY);
+    $("app").hidden = true;
+    $("signin").hidden = false;
+    delete document.body.dataset.view;
+    $("signin-error").textContent = message || "";
+  }
+
+  FK.onUnauthorized = () => { if (state || FK.token()) signOut("The token was not accepted (401). Sign in again."); };
+
+  async function signIn(event) {
+    event.preventDefault();
+    const token = $("token").value.trim();
+    if (!token) return;
+    sessionStorage.setItem(FK.TOKEN_KEY, token);
+    $("token").value = "";
+    const answer = await FK.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", {
+      apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" });
+    if (answer.status === 401) return;
+    const user = (((answer.data || {}).status || {}).userInfo || {}).username;
+    $("who").textContent = user || "";
+    start();
+  }
+
+  function init() {
+    $("nav").replaceChildren(...Object.entries(VIEWS).filter(([, v]) => !v.hidden).map(([name, v]) =>
+      h("a", { href: "#" + name, "data-view": name, text: v.title })));
+    $("signin-form").addEventListener("submit", signIn);
+    $("signout").addEventListener("click", () => signOut(""));
+    window.addEventListener("hashchange", () => ui.rerender(true));
+    if (FK.token()) start();
+  }
+
+  init();
+})(window.FK || (window.FK = {}));
