@@ -3,6 +3,7 @@ sentences, and ``/openapi/v2`` as JSON and as the protobuf kubectl reads."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -49,9 +50,51 @@ def test_karmada_descriptions_are_plain_sentences() -> None:
         assert "``" not in text and ":class:" not in text and ":attr:" not in text
     doc = orjson.loads(OpenAPI(SCHEME).document("policy.karmada.io", "v1alpha1")[0])  # type: ignore[index]
     placement = doc["components"]["schemas"]["io.karmada.policy.v1alpha1.Placement"]["properties"]
-    assert placement["clusterAffinity"]["description"].startswith("A cluster filter")  # its type's
+    own = placement["clusterAffinity"]["description"]  # the field's own, in place of its type's
+    assert own.startswith("The member clusters the workload may be") and "A cluster filter" not in own
     assert placement["clusterAffinity"]["allOf"][0]["$ref"].endswith(".ClusterAffinity")
-    assert placement["clusterAffinities"]["description"]  # a list: its items' type's
+    assert placement["clusterAffinities"]["description"]
+
+
+#: every Karmada kind the plane serves, by group-version
+KARMADA_KINDS = {
+    ("policy.karmada.io", "v1alpha1"): ("PropagationPolicy", "ClusterPropagationPolicy", "OverridePolicy",
+                                        "ClusterOverridePolicy", "ClusterTaintPolicy"),
+}
+#: reST or Python markup: roles, literals, links, emphasis
+MARKUP = re.compile(r"``|:[a-z]+:`|`[^`]*`_?|\*\*")
+
+
+def _undescribed(doc: dict[str, Any], name: str, path: str, seen: set[str]) -> list[str]:
+    """The properties under ``name`` (at any depth) without a description or with markup, as
+    paths; Kubernetes' own types (``io.k8s.``) and raw objects are not walked into."""
+    if name in seen or name.startswith("io.k8s."):
+        return []
+    seen.add(name)
+    out = []
+    for field, sub in (doc["components"]["schemas"][name].get("properties") or {}).items():
+        if not path and field not in ("spec", "status"):
+            continue
+        text = sub.get("description") or ""
+        if not text.strip() or MARKUP.search(text):
+            out.append(f"{path}{field}: {text!r}")
+        for inner in (sub, sub.get("items") or {}, sub.get("additionalProperties") or {}):
+            if not isinstance(inner, dict):
+                continue
+            ref = inner.get("$ref") or (inner.get("allOf") or [{}])[0].get("$ref")
+            if ref:
+                out += _undescribed(doc, ref.removeprefix(REF), f"{path}{field}.", seen)
+    return out
+
+
+def test_every_field_of_the_karmada_kinds_says_what_it_means() -> None:
+    api = OpenAPI(SCHEME)
+    for (group, version), kinds in KARMADA_KINDS.items():
+        doc = orjson.loads(api.document(group, version)[0])  # type: ignore[index]
+        prefix = ".".join(reversed(group.split("."))) + f".{version}."
+        for kind in kinds:
+            missing = _undescribed(doc, prefix + kind, "", set())
+            assert not missing, f"{kind}: " + "; ".join(missing)
 
 
 def _fields(data: bytes) -> list[tuple[int, bytes | int]]:

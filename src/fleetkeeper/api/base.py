@@ -98,7 +98,10 @@ Time = Annotated[
 
 
 class Model(BaseModel):
-    """Base of every API (sub)structure: camelCase on the wire, strict about unknown fields."""
+    """Base of every API (sub)structure: camelCase on the wire, strict about unknown fields.
+
+    A string literal under a field is its description in the published schema (what
+    ``kubectl explain`` prints), so every field of a served kind says what it means there."""
 
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -107,6 +110,7 @@ class Model(BaseModel):
         validate_assignment=False,
         ser_json_timedelta="float",
         use_enum_values=True,
+        use_attribute_docstrings=True,
     )
 
     def __eq__(self, other: object) -> bool:

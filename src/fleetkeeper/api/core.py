@@ -54,46 +54,69 @@ class Taint(Model):
     """``corev1.Taint``: identity is ``key`` + ``effect`` (the value is ignored)."""
 
     key: str
+    """Key of the taint, a qualified name."""
     value: str | None = None
+    """Value of the taint, optional."""
     effect: TaintEffect
+    """What the taint does to workloads that do not tolerate it: NoSchedule, PreferNoSchedule or NoExecute."""
     time_added: Time | None = None
+    """When a NoExecute taint was added."""
 
 
 class Toleration(Model):
     """``corev1.Toleration``; ``operator`` empty means ``Equal``, ``effect`` empty means all."""
 
     key: str | None = None
+    """Taint key the toleration matches. Empty with operator Exists matches every taint."""
     operator: str | None = None
+    """How the key's value is compared: Equal (the default when empty) or Exists."""
     value: str | None = None
+    """Value that must equal the taint's with operator Equal. Must be empty with Exists."""
     effect: TaintEffect | None = None
+    """Taint effect matched: NoSchedule, PreferNoSchedule or NoExecute. Empty matches all effects."""
     toleration_seconds: int | None = None
+    """For a NoExecute taint, seconds the workload stays before it is evicted. Empty tolerates the taint for
+    ever."""
 
 
 class NodeSelectorRequirement(Model):
     key: str
+    """The key (or field) the requirement is about."""
     operator: Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
+    """How the values are compared: In, NotIn, Exists, DoesNotExist, Gt or Lt."""
     values: list[str] | None = None
+    """Values to compare with. Empty for Exists and DoesNotExist; one integer for Gt and Lt."""
 
 
 class NodeSelectorTerm(Model):
     match_expressions: list[NodeSelectorRequirement] | None = None
+    """Requirements on node labels, all of which must hold."""
     match_fields: list[NodeSelectorRequirement] | None = None
+    """Requirements on node fields, all of which must hold."""
 
 
 class NodeSelector(Model):
     node_selector_terms: list[NodeSelectorTerm]
+    """Terms of which at least one must hold."""
 
 
 class ObjectReference(Model):
     """``corev1.ObjectReference`` (an Event's ``involvedObject``)."""
 
     kind: str | None = None
+    """Kind of the object referred to."""
     namespace: str | None = None
+    """Namespace of the object referred to; empty for a cluster-scoped one."""
     name: str | None = None
+    """Name of the object referred to."""
     uid: str | None = None
+    """UID of the object referred to."""
     api_version: str | None = Field(default=None, alias="apiVersion")
+    """API version of the object referred to."""
     resource_version: str | None = None
+    """Resource version of the object when it was referred to."""
     field_path: str | None = None
+    """Part of the object referred to, when the reference is to a piece of it."""
 
 
 # --- Namespace -----------------------------------------------------------------------------------

@@ -50,22 +50,33 @@ class Condition(Model):
     """``metav1.Condition``."""
 
     type: str
+    """Type of the condition, for example Ready."""
     status: ConditionStatus
+    """True, False or Unknown."""
     reason: str = ""
+    """One CamelCase word saying why the condition is as it is."""
     message: str = ""
+    """Details for people about the condition."""
     last_transition_time: Time | None = None
+    """When the status last changed."""
     observed_generation: int | None = None
+    """The object's generation the condition was computed from."""
 
 
 class LabelSelectorRequirement(Model):
     key: str
+    """Label key the requirement is about."""
     operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
+    """How the label's value is compared: In, NotIn, Exists or DoesNotExist."""
     values: list[str] | None = None
+    """Values for In and NotIn; must be empty for Exists and DoesNotExist."""
 
 
 class LabelSelector(Model):
     match_labels: dict[str, str] | None = None
+    """Labels that must be present with exactly these values."""
     match_expressions: list[LabelSelectorRequirement] | None = None
+    """Requirements on labels, all of which must hold."""
 
 
 class Resource(Model):

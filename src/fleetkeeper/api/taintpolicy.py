@@ -24,21 +24,33 @@ class MatchCondition(Model):
     """``conditionType`` status ``In`` / ``NotIn`` ``statusValues`` (other operators never match)."""
 
     condition_type: str
+    """Type of the cluster status condition to look at, for example Ready."""
     operator: str
+    """In matches when the condition's status is one of the values; NotIn when it is none of them. Only In and
+    NotIn are allowed."""
     status_values: list[ConditionStatus]
+    """Condition statuses to compare with: True, False or Unknown."""
 
 
 class PolicyTaint(Model):
     key: str
+    """Key of the taint, a qualified name."""
     effect: TaintEffect
+    """NoSchedule keeps new workloads off the cluster; NoExecute also moves running ones away. Only these two
+    are allowed."""
     value: str | None = None
+    """Value of the taint, optional; a valid label value."""
 
 
 class ClusterTaintPolicySpec(Model):
     target_clusters: ClusterAffinity | None = None
+    """The member clusters the policy watches. Without it, every cluster."""
     add_on_conditions: list[MatchCondition] | None = None
+    """When all of these match a cluster's conditions, the taints are added to it."""
     remove_on_conditions: list[MatchCondition] | None = None
+    """When all of these match a cluster's conditions, the taints are removed from it."""
     taints: list[PolicyTaint] = Field(min_length=1)
+    """Taints added and removed. At least one; each key and effect pair only once."""
 
 
 @register
@@ -51,6 +63,7 @@ class ClusterTaintPolicy(Resource):
     HAS_STATUS: ClassVar[bool] = False
 
     spec: ClusterTaintPolicySpec
+    """Which clusters are tainted, with what, and on which conditions."""
 
 
 __all__ = ["ClusterTaintPolicy", "ClusterTaintPolicySpec", "MatchCondition", "PolicyTaint"]

@@ -15,9 +15,9 @@ rewrites it: ``$defs`` → ``components/schemas`` (names prefixed Kubernetes-sty
 ``io.karmada.policy.v1alpha1.Placement``), ``Optional[X]`` (``anyOf`` with null) → ``X``,
 ``$ref`` with siblings → ``allOf: [$ref]``, free-form maps and ``Any`` →
 ``x-kubernetes-preserve-unknown-fields``, ``const`` → ``enum``, titles dropped. The
-descriptions come from the models' docstrings: they are made plain sentences
-(:func:`plain_text` drops the reST markup), and a field that has none says what its
-type's says. Kubernetes' own kinds (Deployment …) are described by Kubernetes' schemas
+descriptions come from the models: a field's is the string literal under it, a type's its
+class docstring. They are made plain sentences (:func:`plain_text` drops the reST markup),
+and a field that has none says what its type's says. Kubernetes' own kinds (Deployment …) are described by Kubernetes' schemas
 (:mod:`~fleetkeeper.apiserver.kubeschema`); another kind kept unstructured gets
 ``metadata`` plus preserved unknown fields.
 
