@@ -3,17 +3,23 @@
 The seed (nginx, member1:1, member2:2) is applied; then ``kubectl get --raw`` of Karmada's
 cluster proxy lists nginx's pod in member1, a kubeconfig from ``fleetkeeper kubeconfig
 --cluster member1`` makes plain ``kubectl get pods`` / ``describe`` / ``get events`` read
-member1, a Pull agent's token is refused (403) and a Pull cluster answers 503.
+member1, ``kubectl logs`` prints the pod's log and ``logs -f`` streams its crash loop after
+``fleetkeeper fault crashWorkload``, a Pull agent's token is refused (403) and a Pull cluster
+answers 503.
 """
 
 from __future__ import annotations
 
 import json
+import queue
+import subprocess
+import threading
+import time
 from pathlib import Path
 
 import yaml
 
-from .test_up import SEED, Fleet, fleet, healthy, wait_for
+from .test_up import KUBECTL, SEED, Fleet, fleet, healthy, wait_for
 
 __all__ = ["fleet"]  # the fixture, shared with test_up
 
@@ -28,6 +34,32 @@ def _member_kubeconfig(fleet: Fleet, cluster: str) -> Path:
     path = fleet.root / f"{cluster}.kubeconfig"
     path.write_text(made.stdout)
     return path
+
+
+def _reader(process: subprocess.Popen[str]) -> queue.Queue[str]:
+    """The lines ``process`` prints, as they come (read by a thread that ends with the process)."""
+    lines: queue.Queue[str] = queue.Queue()
+    assert process.stdout is not None
+    stdout = process.stdout
+
+    def read() -> None:
+        for line in stdout:
+            lines.put(line.rstrip("\n"))
+
+    threading.Thread(target=read, daemon=True).start()
+    return lines
+
+
+def _lines_until(lines: queue.Queue[str], wanted: str, timeout: float) -> list[str]:
+    """The lines until one containing ``wanted`` (bounded by ``timeout``)."""
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not any(wanted in line for line in seen):
+        try:
+            seen.append(lines.get(timeout=max(0.01, deadline - time.monotonic())))
+        except queue.Empty:
+            break
+    return seen
 
 
 def test_kubectl_sees_into_a_member_through_the_cluster_proxy(fleet: Fleet) -> None:
@@ -51,6 +83,22 @@ def test_kubectl_sees_into_a_member_through_the_cluster_proxy(fleet: Fleet) -> N
     two = fleet.kubectl("get", "deploy", "nginx", "-o", "jsonpath={.spec.replicas}",
                         kubeconfig=_member_kubeconfig(fleet, "member2"))
     assert two.stdout == "2", two.stderr
+
+    logs = fleet.kubectl("logs", "deploy/nginx", kubeconfig=member1)
+    assert logs.returncode == 0, logs.stderr
+    assert logs.stdout.splitlines() == ["container nginx started (image nginx)", "container nginx is ready"]
+    command = [str(KUBECTL), "--kubeconfig", str(member1), "--cache-dir", str(fleet.cache), "logs", "-f",
+               f"pod/{name}"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as follow:
+        lines = _reader(follow)
+        try:
+            assert _lines_until(lines, "is ready", 10)[-1] == "container nginx is ready"
+            crashed = fleet.cli("fault", "crashWorkload", "member1", "deployment/nginx", "-n", "default")
+            assert crashed.returncode == 0, crashed.stderr
+            streamed = _lines_until(lines, "crashWorkload", 30)
+            assert "(fault crashWorkload); restart 1" in streamed[-1], streamed
+        finally:
+            follow.kill()
 
     agent = fleet.kubectl("get", "--raw", PROXY.format("edge1") + "/api",
                           kubeconfig=fleet.state / "agent-edge1.kubeconfig")

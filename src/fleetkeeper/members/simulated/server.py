@@ -8,7 +8,8 @@ and for every served resource, namespaced or not, list (label and field selector
 watch (``server_watch.py``: newline-delimited JSON events resuming from a
 ``resourceVersion``, ``410 Expired`` past the history, kubectl's *WatchList*), get,
 create, update, server-side apply (``PATCH`` ``application/apply-patch+yaml`` with
-``fieldManager`` and ``force``, creating when absent), JSON merge patches and delete.
+``fieldManager`` and ``force``, creating when absent), JSON merge patches and delete;
+``pods/NAME/log`` tells a container's log from the pod's status (``server_logs.py``).
 Every write goes through the cluster's own server-side apply, so field ownership,
 ``generation`` and ``resourceVersion`` are the cluster's. Errors are ``Status``
 objects. A minimal ``/openapi/v3`` lets kubectl leave validation to the server (which
@@ -50,6 +51,7 @@ from fleetkeeper.members.simulated.cluster import SimulatedCluster, matcher
 from fleetkeeper.members.simulated.faults import ApiState
 from fleetkeeper.members.simulated.objects import GroupKind, Obj, ObjectKey
 from fleetkeeper.members.simulated.server_discovery import Served, ServedResources, not_found, version_info
+from fleetkeeper.members.simulated.server_logs import pod_log
 from fleetkeeper.members.simulated.server_watch import ChangeLog, ExpiredError
 from fleetkeeper.members.simulated.server_wire import FrontDoor
 from fleetkeeper.members.simulated.server_write import FieldFilter, fields_filter, write
@@ -211,6 +213,8 @@ class MemberServer:
             if method == "POST":
                 return await write(request, self.cluster, served, namespace, None)
             raise errors.MethodNotAllowed(f"{method} on a collection is not supported")
+        if method == "GET" and subresource == "log" and served.kind == "Pod":
+            return await self._pod_log(request, served, namespace or "", name)
         if method == "GET":
             return await self._get(served, namespace, name)
         return await write(request, self.cluster, served, namespace, name)
@@ -229,6 +233,20 @@ class MemberServer:
         if live is None:
             raise not_found(served, name)
         return _json(live)
+
+    async def _pod_log(self, request: Request, served: Served, namespace: str, name: str) -> Response:
+        """A pod's log, told from its status (``server_logs.py``)."""
+        log = self._log(served)  # opened before the read, so following misses no change
+        revision = self.cluster.engine.revisions.current
+        live = await self.cluster.get(ObjectRef(served.group_version, served.kind, namespace, name))
+        if live is None:
+            raise not_found(served, name)
+
+        def follow(key: ObjectKey) -> AsyncIterator[tuple[str, Obj]]:
+            return log.follow(revision, matcher(None), lambda changed: changed == key)
+
+        return pod_log(request, live, follow=follow, stream=lambda lines: WatchResponse(
+            lines, timeout=MAX_WATCH, closing=self._closing, media_type="text/plain"))
 
     async def _collection(self, request: Request, served: Served, namespace: str | None) -> Response:
         params = request.query_params
@@ -346,15 +364,17 @@ def _event(kind: str, obj: Obj) -> bytes:
 class WatchResponse(Response):
     """A watch stream that also ends when the client goes away or the server closes."""
 
-    def __init__(self, lines: AsyncIterator[bytes], *, timeout: float, closing: asyncio.Event) -> None:
-        super().__init__(media_type="application/json")
+    def __init__(self, lines: AsyncIterator[bytes], *, timeout: float, closing: asyncio.Event,
+                 media_type: str = "application/json") -> None:
+        super().__init__(media_type=media_type)
         self._lines = lines
         self._timeout = timeout
         self._closing = closing
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"application/json"), (b"cache-control", b"no-cache")]})
+                    "headers": [(b"content-type", str(self.media_type).encode()),
+                                (b"cache-control", b"no-cache")]})
 
         async def produce() -> None:
             async for line in self._lines:
