@@ -618,3 +618,24 @@ def test_a_token_for_another_audience_is_refused() -> None:
         "team-a", "deployer", "uid-1", seconds=600, audiences=["vault", "fleetkeeper"]
     )
     assert signer.authenticate(token).name == SA
+
+
+async def test_a_bindings_role_ref_is_checked_and_never_changes(api: Api) -> None:
+    url = "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings"
+    binding: dict[str, Any] = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "b"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Secret", "name": "view"},
+        "subjects": [{"kind": "User", "name": "alice"}],
+    }
+    refused = await api.http.post(url, json=binding)
+    assert refused.status_code == 422 and "roleRef.kind: Unsupported value" in refused.json()["message"]
+    binding["roleRef"]["kind"] = "ClusterRole"
+    assert (await api.http.post(url, json=binding)).status_code == 201
+    changed = await api.http.patch(
+        f"{url}/b",
+        json={"roleRef": {"name": "edit"}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert changed.status_code == 422 and "cannot change roleRef" in changed.json()["message"]

@@ -16,6 +16,10 @@ Holding is checked rule by rule, verb by verb, resource by resource (a wildcard 
 by a wildcard), up to :data:`MAX_ATOMS` such pieces; a role larger than that needs
 ``escalate``/``bind``. The admin (``system:masters``) and the plane itself are not checked.
 A refusal is ``403`` listing what the writer lacks, in Kubernetes' words.
+
+A binding's ``roleRef`` is checked for everyone but the plane, as Kubernetes validates it: a
+Role or ClusterRole (a ClusterRole for a ClusterRoleBinding) of ``rbac.authorization.k8s.io``
+with a name, never changed once written (``422``).
 """
 
 from __future__ import annotations
@@ -91,8 +95,36 @@ def _describe(rule: PolicyRule) -> str:
     return f"{{APIGroups:{q(rule.groups)}, Resources:{q(rule.resources)}{names}, Verbs:{q(rule.verbs)}}}"
 
 
-def check(index: RbacIndex | None, user: User | None, info: ResourceInfo, obj: dict[str, Any]) -> None:
-    """Raise ``Forbidden`` if ``user`` may not write this RBAC object (see the module notes)."""
+def check_binding(info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    """Refuse a binding whose ``roleRef`` is not a role it can refer to, or that changes it (``422``)."""
+    if info.group != GROUP or info.kind not in ("RoleBinding", "ClusterRoleBinding"):
+        return
+    ref = obj.get("roleRef")
+    name = str((obj.get("metadata") or {}).get("name") or "")
+    kinds = ("Role", "ClusterRole") if info.kind == "RoleBinding" else ("ClusterRole",)
+    problem = None
+    if not isinstance(ref, dict) or not ref.get("name") or not isinstance(ref.get("name"), str):
+        problem = ("roleRef.name", "Required value")
+    elif ref.get("kind") not in kinds:
+        problem = ("roleRef.kind", f"Unsupported value: {str(ref.get('kind'))[:64]!r}: supported values: "
+                   + ", ".join(f'"{k}"' for k in kinds))
+    elif ref.get("apiGroup") != GROUP:
+        problem = ("roleRef.apiGroup",
+                   f'Unsupported value: {str(ref.get("apiGroup"))[:64]!r}: supported values: "{GROUP}"')
+    elif old is not None and old.get("roleRef") != ref:
+        problem = ("roleRef", "Invalid value: cannot change roleRef")
+    if problem is not None:
+        raise errors.Invalid(f'{info.kind}.{GROUP} "{name}" is invalid: {problem[0]}: {problem[1]}',
+                             causes=[errors.Cause(problem[0], problem[1], "FieldValueInvalid")],
+                             kind=info.kind, group=GROUP, name=name or None)
+
+
+def check(index: RbacIndex | None, user: User | None, info: ResourceInfo, obj: dict[str, Any],
+          old: dict[str, Any] | None = None) -> None:
+    """Raise ``Invalid`` for a binding :func:`check_binding` refuses, ``Forbidden`` if ``user`` may not
+    write this RBAC object (see the module notes)."""
+    if user is not None:
+        check_binding(info, obj, old)
     if index is None or user is None or user.is_admin or info.group != GROUP:
         return
     meta = obj.get("metadata") or {}
@@ -141,4 +173,4 @@ def _forbidden(user: User, info: ResourceInfo, name: str, why: str) -> errors.Fo
                             group=info.group, name=name or None)
 
 
-__all__ = ["MAX_ATOMS", "check", "missing"]
+__all__ = ["MAX_ATOMS", "check", "check_binding", "missing"]

@@ -110,7 +110,7 @@ async def store_update(state: ServerState, ctx: Context, new: dict[str, Any], ol
         subresource=target.subresource, duplicates=ctx.duplicates, patch=ctx.patching,
     )
     if target.subresource is None:
-        escalation.check(state.authz.index if state.authz else None, ctx.user, target.info, admitted)
+        escalation.check(state.authz.index if state.authz else None, ctx.user, target.info, admitted, old)
     if record and target.subresource is None:
         admitted.setdefault("metadata", {})["managedFields"] = fields.record_update(
             old, admitted, manager=ctx.field_manager, api_version=target.info.api_version,
