@@ -60,6 +60,8 @@ def test_karmada_descriptions_are_plain_sentences() -> None:
 KARMADA_KINDS = {
     ("policy.karmada.io", "v1alpha1"): ("PropagationPolicy", "ClusterPropagationPolicy", "OverridePolicy",
                                         "ClusterOverridePolicy", "ClusterTaintPolicy"),
+    ("work.karmada.io", "v1alpha2"): ("ResourceBinding", "ClusterResourceBinding"),
+    ("work.karmada.io", "v1alpha1"): ("Work",),
 }
 #: reST or Python markup: roles, literals, links, emphasis
 MARKUP = re.compile(r"``|:[a-z]+:`|`[^`]*`_?|\*\*")
