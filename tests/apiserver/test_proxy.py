@@ -200,3 +200,37 @@ async def test_an_https_member_is_reached_with_its_secret_and_settings(api: Api)
     assert await members.connect(simulated) is None
     with pytest.raises(ServiceUnavailable, match="no secretRef"):
         await members.connect({"metadata": {"name": "m2"}, "spec": {"apiEndpoint": "https://10.0.0.2"}})
+
+
+async def _account_token(api: Api, name: str) -> str:
+    admin = api.http
+    made = await admin.post("/api/v1/namespaces/default/serviceaccounts",
+                            json={"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}})
+    assert made.status_code == 201, made.text
+    answer = await admin.post(f"/api/v1/namespaces/default/serviceaccounts/{name}/token",
+                              json={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                                    "spec": {"expirationSeconds": 3600}})
+    assert answer.status_code == 201, answer.text
+    return str(answer.json()["status"]["token"])
+
+
+async def test_rbac_grants_the_proxy_verb_on_clusters_proxy_per_cluster(proxied: Any) -> None:
+    api, _, _ = proxied
+    await _cluster(api, "member2", syncMode="Push", apiEndpoint="https://fake.member2")
+    rbac = "/apis/rbac.authorization.k8s.io/v1"
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "m1-proxy"},
+            "rules": [{"verbs": ["proxy"], "apiGroups": ["cluster.karmada.io"],
+                       "resources": ["clusters/proxy"], "resourceNames": ["member1"]}]}
+    assert (await api.http.post(f"{rbac}/clusterroles", json=role)).status_code == 201
+    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+               "metadata": {"name": "m1-proxy"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                           "name": "m1-proxy"},
+               "subjects": [{"kind": "ServiceAccount", "name": "looker", "namespace": "default"}]}
+    assert (await api.http.post(f"{rbac}/clusterrolebindings", json=binding)).status_code == 201
+    async with api.client(await _account_token(api, "looker")) as looker:
+        assert (await looker.get(PROXY.format("member1") + "/version")).status_code == 200
+        refused = await looker.get(PROXY.format("member2") + "/version")
+    assert refused.status_code == 403
+    assert 'cannot proxy resource "clusters/proxy"' in refused.json()["message"]
