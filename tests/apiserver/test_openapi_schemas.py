@@ -62,20 +62,22 @@ KARMADA_KINDS = {
                                         "ClusterOverridePolicy", "ClusterTaintPolicy"),
     ("work.karmada.io", "v1alpha2"): ("ResourceBinding", "ClusterResourceBinding"),
     ("work.karmada.io", "v1alpha1"): ("Work",),
+    ("cluster.karmada.io", "v1alpha1"): ("Cluster",),
+    ("remedy.karmada.io", "v1alpha1"): ("Remedy",),
 }
 #: reST or Python markup: roles, literals, links, emphasis
 MARKUP = re.compile(r"``|:[a-z]+:`|`[^`]*`_?|\*\*")
 
 
 def _undescribed(doc: dict[str, Any], name: str, path: str, seen: set[str]) -> list[str]:
-    """The properties under ``name`` (at any depth) without a description or with markup, as
-    paths; Kubernetes' own types (``io.k8s.``) and raw objects are not walked into."""
+    """The properties of kind ``name`` past its type and metadata (at any depth) without a description
+    or with markup, as paths; Kubernetes' own types (``io.k8s.``) and raw objects are not walked into."""
     if name in seen or name.startswith("io.k8s."):
         return []
     seen.add(name)
     out = []
     for field, sub in (doc["components"]["schemas"][name].get("properties") or {}).items():
-        if not path and field not in ("spec", "status"):
+        if not path and field in ("apiVersion", "kind", "metadata"):
             continue
         text = sub.get("description") or ""
         if not text.strip() or MARKUP.search(text):

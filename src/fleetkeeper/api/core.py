@@ -58,9 +58,10 @@ class Taint(Model):
     value: str | None = None
     """Value of the taint, optional."""
     effect: TaintEffect
-    """What the taint does to workloads that do not tolerate it: NoSchedule, PreferNoSchedule or NoExecute."""
+    """What the taint does to workloads that do not tolerate it: NoSchedule keeps new ones off the cluster,
+    NoExecute also moves running ones away. A Cluster accepts only these two."""
     time_added: Time | None = None
-    """When a NoExecute taint was added."""
+    """When a NoExecute taint was added; admission sets it when empty."""
 
 
 class Toleration(Model):

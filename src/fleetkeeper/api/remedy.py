@@ -21,22 +21,32 @@ from fleetkeeper.api.scheme import register
 
 class RemedyClusterAffinity(Model):
     cluster_names: list[str] | None = None
+    """Names of the member clusters the Remedy applies to. Empty applies it to none."""
 
 
 class ClusterConditionRequirement(Model):
     condition_type: str
+    """Type of the cluster condition to look at, for example Ready."""
     operator: Literal["Equal", "NotEqual"]
+    """Equal matches when the condition's status is conditionStatus; NotEqual when it is not."""
     condition_status: str
+    """Condition status to compare with: True, False or Unknown."""
 
 
 class DecisionMatch(Model):
     cluster_condition_match: ClusterConditionRequirement | None = None
+    """A requirement on one of the cluster's conditions."""
 
 
 class RemedySpec(Model):
     cluster_affinity: RemedyClusterAffinity | None = None
+    """The member clusters the Remedy applies to. Without it, every cluster; an empty one selects none."""
     decision_matches: list[DecisionMatch] | None = None
+    """Cases in which the actions are taken; any one matching is enough. Without it, the actions are taken at
+    once; an empty list never takes them."""
     actions: list[str] | None = None
+    """Actions listed in the matching clusters' status, for example TrafficControl, which takes the cluster
+    out of multi-cluster load balancing."""
 
 
 @register
@@ -49,6 +59,7 @@ class Remedy(Resource):
     HAS_STATUS: ClassVar[bool] = False
 
     spec: RemedySpec = Field(default_factory=RemedySpec)
+    """Which clusters, in which state, get which actions."""
 
 
 __all__ = ["ClusterConditionRequirement", "DecisionMatch", "Remedy", "RemedyClusterAffinity", "RemedySpec"]
