@@ -345,6 +345,48 @@ def test_the_admin_watches_a_failover_live(plane: tuple[Fleet, str], browser: Br
     assert outside == [], "requests outside the plane's origin"
 
 
+#: a collection watched from a version the server has let go: answered 410 before the stream
+#: starts (``status``), or with an ERROR event on it (``event``); the page lists again either way
+GONE = """
+    const [how, done] = arguments;
+    const real = window.fetch, calls = [];
+    let answered = false;
+    window.fetch = (url, init) => {
+      calls.push(String(url));
+      if (!answered && String(url).includes("watch=1")) {
+        answered = true;
+        const status = '{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Expired","code":410}';
+        return Promise.resolve(how === "status" ? new Response(status, {status: 410})
+          : new Response('{"type":"ERROR","object":' + status + '}\\n', {status: 200}));
+      }
+      return real(url, init);
+    };
+    const c = new FK.Collection("gone", FK.PATHS.clusters, () => {});
+    c.version = "1";
+    c.start();
+    const started = Date.now();
+    (function wait() {
+      const again = calls.slice(1).findIndex((u) => !u.includes("watch=1"));
+      if ((again >= 0 && calls.length > again + 2) || Date.now() - started > 10000) {
+        c.stop();
+        window.fetch = real;
+        done({calls: calls.map((u) => u.replace(location.origin, "")), items: c.items.size});
+      } else setTimeout(wait, 50);
+    })();
+"""
+
+
+@pytest.mark.parametrize("how", ["status", "event"])
+def test_a_watch_the_server_let_go_lists_again(browser: Browser, how: str) -> None:
+    found = browser.driver.execute_async_script(GONE, how)
+    path = "/apis/cluster.karmada.io/v1alpha1/clusters"
+    calls = found["calls"]
+    assert calls[0].startswith(path + "?watch=1") and "resourceVersion=1" in calls[0]
+    assert calls[1] == path, "listed again after the 410"
+    assert calls[2].startswith(path + "?watch=1") and "resourceVersion=1&" not in calls[2] + "&", calls
+    assert found["items"] == 3
+
+
 def test_an_agent_token_sees_only_refusals_and_no_drills(plane: tuple[Fleet, str], browser: Browser) -> None:
     _, agent = plane
     browser.js("document.getElementById('signout').click()")

@@ -18,6 +18,8 @@
     drills: { title: "Drills", deps: ["clusterNames"], body: (s, ui) => FK.drillsView(s, ui) },
   };
 
+  // the Fleet cards' what-if is asked again after a change, at most this often
+  const WHATIF_EVERY_MS = 10000;
   let state = null;
   const ui = { policies: {}, query: "", filter: "", current: "", timer: null, pending: false, force: false };
   let changed = new Set();
@@ -67,7 +69,9 @@
 
   async function refreshWhatif() {
     if (!state || !state.whatifStale || state.whatifBusy || route()[0] !== "fleet") return;
+    if (Date.now() - state.whatifAt < WHATIF_EVERY_MS) return;  // the interval comes back for it
     const mine = state;
+    mine.whatifAt = Date.now();
     if (state.clusters.error || !state.clusters.loaded) return;
     state.whatifStale = false;
     state.whatifBusy = true;
@@ -85,7 +89,7 @@
   function start() {
     $("signin").hidden = true;
     $("app").hidden = false;
-    state = { whatifStale: true, whatifSoon: null, names: "" };
+    state = { whatifStale: true, whatifSoon: null, whatifAt: 0, names: "" };
     for (const [name, path] of Object.entries(FK.PATHS)) state[name] = new FK.Collection(name, path, () => touched(name));
     for (const name of Object.keys(FK.PATHS)) state[name].start();
     state.whatifTimer = setInterval(refreshWhatif, 3000);
