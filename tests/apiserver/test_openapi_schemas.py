@@ -64,6 +64,10 @@ KARMADA_KINDS = {
     ("work.karmada.io", "v1alpha1"): ("Work",),
     ("cluster.karmada.io", "v1alpha1"): ("Cluster",),
     ("remedy.karmada.io", "v1alpha1"): ("Remedy",),
+    ("apps.karmada.io", "v1alpha1"): ("WorkloadRebalancer",),
+    ("config.karmada.io", "v1alpha1"): ("ResourceInterpreterCustomization",),
+    ("networking.karmada.io", "v1alpha1"): ("MultiClusterIngress",),
+    ("fleetkeeper.io", "v1alpha1"): ("TimelineEntry",),
 }
 #: reST or Python markup: roles, literals, links, emphasis
 MARKUP = re.compile(r"``|:[a-z]+:`|`[^`]*`_?|\*\*")

@@ -31,9 +31,13 @@ class ObjectReference(Model):
     """A resource template: ``apiVersion``, ``kind``, ``name`` and, when namespaced, ``namespace``."""
 
     api_version: str
+    """API version of the resource template. Required."""
     kind: str
+    """Kind of the resource template. Required."""
     name: str
+    """Name of the resource template. Required."""
     namespace: str | None = None
+    """Namespace of the resource template; empty for a cluster-scoped one."""
 
     def sort_key(self) -> str:
         return f"{self.api_version} {self.kind} {self.namespace or ''} {self.name}"
@@ -41,19 +45,28 @@ class ObjectReference(Model):
 
 class ObservedWorkload(Model):
     workload: ObjectReference
+    """The workload this entry is about."""
     result: RebalanceResult | None = None
+    """Successful when the workload was asked to be scheduled afresh, Failed when it could not be."""
     reason: str | None = None
+    """Why the rebalance failed, for example ReferencedBindingNotFound when the workload has no binding."""
 
 
 class WorkloadRebalancerSpec(Model):
     workloads: list[ObjectReference] = Field(default_factory=list)
+    """The resource templates to schedule afresh. At least one, each with its apiVersion, kind and name."""
     ttl_seconds_after_finished: int | None = None
+    """Seconds after every workload has its result until the rebalancer deletes itself. Without it, it is
+    kept; must not be negative."""
 
 
 class WorkloadRebalancerStatus(Model):
     observed_workloads: list[ObservedWorkload] | None = None
+    """The result for each workload."""
     observed_generation: int | None = None
+    """The rebalancer's generation these results are for."""
     finish_time: datetime | None = None
+    """When every workload had its result."""
 
 
 @register
@@ -66,7 +79,9 @@ class WorkloadRebalancer(Resource):
     HAS_STATUS: ClassVar[bool] = True
 
     spec: WorkloadRebalancerSpec = Field(default_factory=WorkloadRebalancerSpec)
+    """The workloads to schedule afresh."""
     status: WorkloadRebalancerStatus = Field(default_factory=WorkloadRebalancerStatus)
+    """The result for each workload and when all were done."""
 
 
 __all__ = [

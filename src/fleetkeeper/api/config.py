@@ -22,22 +22,35 @@ from fleetkeeper.api.scheme import register
 
 class CustomizationTarget(Model):
     api_version: str = Field(alias="apiVersion")
+    """API version of the kind the rules are for. Required."""
     kind: str
+    """The kind the rules are for. Required."""
 
 
 class LuaScript(Model):
     lua_script: str
+    """Lua source that defines the rule's function."""
 
 
 class CustomizationRules(Model):
     retention: LuaScript | None = None
+    """Keeps fields the member cluster changed when the plane updates the resource; the script defines Retain.
+    """
     replica_resource: LuaScript | None = None
+    """Reads the replica count and what one replica needs; the script defines GetReplicas."""
     component_resource: LuaScript | None = None
+    """Reads the pod templates of a workload that has several; the script defines GetComponents."""
     replica_revision: LuaScript | None = None
+    """Writes a cluster's share of the replicas into the resource; the script defines ReviseReplica."""
     status_reflection: LuaScript | None = None
+    """Picks the status fields collected from the member cluster; the script defines ReflectStatus."""
     status_aggregation: LuaScript | None = None
+    """Merges the members' statuses into the template's status; the script defines AggregateStatus."""
     health_interpretation: LuaScript | None = None
+    """Says whether the resource in a member is healthy; the script defines InterpretHealth."""
     dependency_interpretation: LuaScript | None = None
+    """Lists the objects the resource refers to, which follow it to its clusters; the script defines
+    GetDependencies."""
 
     def script(self, rule: str) -> str:
         """The script of one rule by its wire name (``healthInterpretation``), ``""`` when unset."""
@@ -47,7 +60,9 @@ class CustomizationRules(Model):
 
 class ResourceInterpreterCustomizationSpec(Model):
     target: CustomizationTarget
+    """The kind the rules are for."""
     customizations: CustomizationRules
+    """The rules, each a Lua script; a rule left out keeps the built-in behaviour."""
 
 
 @register
@@ -61,6 +76,7 @@ class ResourceInterpreterCustomization(Resource):
     HAS_STATUS: ClassVar[bool] = False
 
     spec: ResourceInterpreterCustomizationSpec
+    """Lua rules that teach the plane how to read and change one kind."""
 
 
 #: rule (wire name) → the global Lua function its script must define

@@ -20,13 +20,19 @@ from fleetkeeper.api.scheme import register
 
 class ServiceLocation(Model):
     name: str
+    """Name of a backend Service of the ingress."""
     clusters: list[str] | None = None
+    """Member clusters the Service runs in."""
 
 
 class MultiClusterIngressStatus(Model):
     load_balancer: dict[str, Any] | None = None
+    """The load balancer's addresses, as in an Ingress status."""
     traffic_block_clusters: list[str] | None = None
+    """Member clusters whose backends are taken out of the load balancer, from TrafficControl remedy actions.
+    """
     service_locations: list[ServiceLocation] | None = None
+    """The member clusters each backend Service runs in."""
 
 
 @register
@@ -38,7 +44,9 @@ class MultiClusterIngress(Resource):
     CATEGORIES: ClassVar[tuple[str, ...]] = ("karmada-io",)
 
     spec: dict[str, Any] = Field(default_factory=dict)
+    """The ingress rules, written as the spec of a Kubernetes Ingress."""
     status: MultiClusterIngressStatus = Field(default_factory=MultiClusterIngressStatus)
+    """The load balancer and where each backend runs."""
 
 
 __all__ = ["MultiClusterIngress", "MultiClusterIngressStatus", "ServiceLocation"]

@@ -64,9 +64,13 @@ class Subject(Model):
     """The object an entry is about."""
 
     api_version: str = Field(alias="apiVersion")
+    """API version of the object the entry is about."""
     kind: str
+    """Kind of the object the entry is about, for example ResourceBinding or Cluster."""
     name: str
+    """Name of the object the entry is about."""
     namespace: str | None = None
+    """Namespace of the object; empty for a cluster-scoped one."""
 
 
 @register
@@ -81,11 +85,17 @@ class TimelineEntry(Resource):
     HAS_STATUS: ClassVar[bool] = False
 
     time: MicroTime
+    """When the decision was made."""
     subject: Subject
+    """The object the decision is about."""
     action: str
+    """What was decided, for example TaintAdded, EvictionStarted, Scheduled or WorkCreated."""
     reason: str = ""
+    """One CamelCase word saying why."""
     message: str = ""
+    """Details for people about the decision."""
     component: str = ""
+    """The part of the plane that made the decision."""
 
 
 __all__ = ["GROUP_VERSION", "Subject", "TimelineEntry"]
