@@ -3,7 +3,8 @@
 The seed (nginx, member1:1, member2:2) is applied; then ``kubectl get --raw`` of Karmada's
 cluster proxy lists nginx's pod in member1, a kubeconfig from ``fleetkeeper kubeconfig
 --cluster member1`` makes plain ``kubectl get pods`` / ``describe`` / ``get events`` read
-member1, ``kubectl logs`` prints the pod's log and ``logs -f`` streams its crash loop after
+member1, ``fleetkeeper get -C``, ``logs -C`` and ``top clusters`` read the members,
+``kubectl logs`` prints the pod's log and ``logs -f`` streams its crash loop after
 ``fleetkeeper fault crashWorkload``, a Pull agent's token is refused (403) and a Pull cluster
 answers 503.
 """
@@ -83,6 +84,15 @@ def test_kubectl_sees_into_a_member_through_the_cluster_proxy(fleet: Fleet) -> N
     two = fleet.kubectl("get", "deploy", "nginx", "-o", "jsonpath={.spec.replicas}",
                         kubeconfig=_member_kubeconfig(fleet, "member2"))
     assert two.stdout == "2", two.stderr
+
+    across = fleet.cli("get", "pods", "-C", "member1,member2")
+    assert across.returncode == 0, across.stderr
+    clusters = [line.split()[1] for line in across.stdout.splitlines()[1:]]
+    assert clusters == ["member1", "member2", "member2"]
+    told = fleet.cli("logs", "-C", "member2", "deploy/nginx")
+    assert told.returncode == 0 and "container nginx is ready" in told.stdout, told.stderr
+    top = fleet.cli("top", "clusters")
+    assert top.returncode == 0 and top.stdout.split()[:2] == ["NAME", "CPU-ALLOCATABLE"], top.stderr
 
     logs = fleet.kubectl("logs", "deploy/nginx", kubeconfig=member1)
     assert logs.returncode == 0, logs.stderr
