@@ -191,12 +191,12 @@ class ClusterProxy:
         """The member's body as it comes, until it ends, the caller leaves or the server stops."""
         chunks = answer.aiter_raw()
         stopping = asyncio.ensure_future(self._closing.wait())
+        chunk: asyncio.Future[bytes] | None = None
         try:
             while True:
                 chunk = asyncio.ensure_future(anext(chunks))
                 done, _ = await asyncio.wait({chunk, stopping}, return_when=asyncio.FIRST_COMPLETED)
                 if chunk not in done:
-                    chunk.cancel()
                     return
                 try:
                     yield chunk.result()
@@ -205,10 +205,12 @@ class ClusterProxy:
         finally:
             stopping.cancel()
             with anyio.CancelScope(shield=True):  # the caller left: still close the member's side
+                if chunk is not None and not chunk.done():
+                    chunk.cancel()
+                    await asyncio.gather(chunk, return_exceptions=True)
                 with contextlib.suppress(Exception):
                     await answer.aclose()
                 await client.aclose()
-
 
 def split(raw_path: bytes) -> tuple[str, str]:
     """(cluster name, member path) of a proxy request's raw path; ``..`` may not climb out of
