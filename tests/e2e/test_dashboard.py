@@ -216,7 +216,8 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Fleet, str
     """``fleetkeeper up`` with the seed applied and Healthy, and a Pull agent's token."""
     fleet = Fleet(tmp_path_factory.mktemp("dashboard-plane"))
     try:
-        fleet.up("--clusters", "3", *FAILOVER)
+        up = fleet.up("--clusters", "3", *FAILOVER)
+        assert f"dashboard    {fleet.server}/dashboard/ (sign in" in up.stdout
         fleet.kubectl_ok("apply", "-f", "-", stdin=SEED)
         wait_for(lambda: healthy(fleet, "nginx-deployment", {"member1": 1, "member2": 2}), "nginx Healthy")
         minted = subprocess.run(

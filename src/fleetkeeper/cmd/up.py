@@ -236,6 +236,7 @@ async def _start(run: Up, files: ServerFiles, sock: Any, store: Store, clock: Cl
         return None
     kubeconfig = files.write_admin_kubeconfig(url)
     run.say("apiserver", f"{url} (admin kubeconfig {kubeconfig})")
+    run.say("dashboard", f"{url}{dashboard.PREFIX}/ (sign in with the kubeconfig's token: docs/dashboard.md)")
     app.pending = "controllers starting"
     members, credentials = member_pool(clock)
     try:
