@@ -257,6 +257,12 @@ def test_anonymous_callers_get_the_sign_in_page_and_no_data(browser: Browser) ->
     statuses = {path: browser.fetch(path) for path in DATA}
     statuses["whatif"] = browser.fetch("/dashboard/api/whatif", method="POST", body={"each": "cluster"})
     assert set(statuses.values()) == {401}, statuses
+    field = browser.driver.find_element("id", "token")
+    field.send_keys("not-a-token-of-this-plane")
+    field.submit()
+    said = browser.until(lambda: browser.js("return document.getElementById('signin-error').textContent"),
+                         "the refused token, in words")
+    assert "not accepted (401)" in said and browser.js("return sessionStorage.length") == 0
     refused = browser.logs()
     assert all(e["source"] == "network" and " 401 " in e["message"] for e in refused), refused
     requested = {u.removeprefix(browser.base) for u in browser.urls}

@@ -20,7 +20,12 @@ FK.request = async function (method, path, body, contentType) {
     headers["Content-Type"] = contentType || "application/json";
     init.body = JSON.stringify(body);
   }
-  const response = await fetch(path, init);
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch (e) {
+    return { status: 0, ok: false, data: { message: "the plane cannot be reached" } };
+  }
   let data = null;
   try {
     data = await response.json();

@@ -124,6 +124,11 @@
     const answer = await FK.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", {
       apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" });
     if (answer.status === 401) return;
+    if (answer.status === 0) {
+      sessionStorage.removeItem(FK.TOKEN_KEY);
+      $("signin-error").textContent = "The plane cannot be reached; try again.";
+      return;
+    }
     const user = (((answer.data || {}).status || {}).userInfo || {}).username;
     $("who").textContent = user || "";
     start();
