@@ -74,3 +74,15 @@ def test_a_kind_nobody_serves_has_no_matches(fleet: Fleet, tmp_path: Path) -> No
     manifest.write_text(FEDERATED_HPA)
     done = fleet.kubectl("apply", "-f", str(manifest))
     assert done.returncode == 1 and 'no matches for kind "FederatedHPA"' in done.stderr, done.stderr
+
+
+def test_explain_prints_what_karmada_fields_mean(fleet: Fleet) -> None:
+    affinity = fleet.kubectl_ok("explain", "propagationpolicy.spec.placement.clusterAffinity")
+    assert "FIELD: clusterAffinity <ClusterAffinity>" in affinity, affinity
+    assert "The member clusters the workload may be scheduled to." in affinity
+    assert "<no description>" not in affinity and "``" not in affinity
+    assert "A cluster filter" not in affinity  # the field's own description, not its type's too
+    taints = fleet.kubectl_ok("explain", "cluster.spec.taints")
+    assert "FIELD: taints <[]Taint>" in taints, taints
+    assert "Taints of the member cluster." in taints and "<no description>" not in taints
+    assert "corev1.Taint" not in taints

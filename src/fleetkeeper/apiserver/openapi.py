@@ -17,7 +17,9 @@ rewrites it: ``$defs`` → ``components/schemas`` (names prefixed Kubernetes-sty
 ``x-kubernetes-preserve-unknown-fields``, ``const`` → ``enum``, titles dropped. The
 descriptions come from the models: a field's is the string literal under it, a type's its
 class docstring. They are made plain sentences (:func:`plain_text` drops the reST markup),
-and a field that has none says what its type's says. Kubernetes' own kinds (Deployment …) are described by Kubernetes' schemas
+and a field that has none says what its type's says; a type then keeps none of its own, as
+``kubectl explain`` would print a field's description followed by its type's. Kubernetes'
+own kinds (Deployment …) are described by Kubernetes' schemas
 (:mod:`~fleetkeeper.apiserver.kubeschema`); another kind kept unstructured gets
 ``metadata`` plus preserved unknown fields.
 
@@ -145,6 +147,10 @@ def _component_schemas(infos: list[ResourceInfo], prefix: str) -> dict[str, Any]
         properties.setdefault("kind", {"type": "string", "description": "Kind is a string value representing "
                                        "the REST resource this object represents."})
     _described_fields(schemas, prefix)
+    kinds = {prefix + info.kind for info in infos}
+    for name in top.get("$defs") or {}:  # each field now says it: kubectl explain would print both
+        if prefix + name not in kinds and prefix + name in schemas:
+            schemas[prefix + name].pop("description", None)
     return schemas
 
 
