@@ -43,7 +43,7 @@ class ImageOverrider(Model):
     operator: OverriderOperator
     """add, remove or replace."""
     value: str | None = None
-    """New text for the component; ignored for remove."""
+    """Text appended to the component (add) or put in its place (replace); ignored for remove."""
 
 
 class CommandArgsOverrider(Model):
@@ -74,8 +74,7 @@ class PatchOperation(Model):
 
 class FieldOverrider(Model):
     field_path: str
-    """JSON pointer to a string field holding JSON or YAML, for example /data/config.yaml. Must start with /.
-    """
+    """JSON pointer to a string field holding JSON or YAML, for example /data/config.yaml."""
     json_: list[PatchOperation] | None = Field(default=None, alias="json")
     """Changes to make when the field holds JSON. Exactly one of json and yaml must be set."""
     yaml: list[PatchOperation] | None = None

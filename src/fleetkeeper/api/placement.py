@@ -95,8 +95,8 @@ class SpreadConstraint(Model):
     """Cluster label whose values form the groups to spread over. Cannot be set together with spreadByField.
     """
     max_groups: int = 0
-    """Most groups the workload may be spread over. 0 means no upper limit; otherwise it must not be lower
-    than minGroups. Must not be negative."""
+    """Most groups the workload may be spread over. Must not be negative, and when greater than 0 must not
+    be lower than minGroups."""
     min_groups: int = 0
     """Fewest groups the workload must be spread over; scheduling fails when fewer are available. Admission
     turns 0 into 1. Must not be negative."""
@@ -113,8 +113,8 @@ class ClusterPreferences(Model):
     """``weightPreference``: static weights, or ``dynamicWeight`` (then static weights are ignored)."""
 
     static_weight_list: list[StaticClusterWeight] | None = None
-    """Fixed weights per group of clusters. A cluster no entry selects gets no replicas; one that several
-    entries select takes the largest weight."""
+    """Fixed weights per group of clusters. A cluster no entry selects gets no replicas (when no entry
+    selects any cluster, all share equally); one that several entries select takes the largest weight."""
     dynamic_weight: DynamicWeightFactor | None = None
     """Factor that sets each cluster's weight when the replicas are divided. The only value is
     AvailableReplicas: weights follow how many replicas each cluster can still hold. When set, the static

@@ -68,7 +68,7 @@ class ReplicaRequirements(Model):
     resource_request: ResourceList | None = None
     """CPU, memory and other resources one replica requests, by resource name."""
     namespace: str | None = None
-    """Namespace the replicas run in, for checking resource quotas."""
+    """Namespace the replicas run in."""
     priority_class_name: str | None = None
     """PriorityClass of the replicas."""
 
