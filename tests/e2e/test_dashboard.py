@@ -27,6 +27,8 @@ from typing import Any
 import pytest
 import yaml
 
+from fleetkeeper.cli import chart
+
 from .test_up import FLEETKEEPER, PROCESS, SEED, Fleet, healthy, wait_for
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
@@ -321,6 +323,26 @@ def test_the_admin_watches_a_failover_live(plane: tuple[Fleet, str], browser: Br
         lambda: browser.js("return document.querySelector('svg.chart .mark[data-kind=evicted]')"),
         "the eviction marked on the workload's chart",
     )
+    entries = fleet.json("get", "timelineentries")["items"]
+    drawn = chart.from_entries(entries, title="all")
+    in_page = browser.js("return FK.buildChart(arguments[0]).series", entries)
+    expected = {s.cluster: [(round(t), v) for t, v in s.points] for s in drawn.series}
+    assert expected["member1"][-1][1] == 0 and expected["member2"][-1][1] == 3
+    assert {c: [(round(t), v) for t, v in p] for c, p in in_page.items()} == expected, "as --chart draws it"
+
+    browser.show("timeline")
+    browser.js("const s = document.querySelector('select[name=action]');"
+               "s.value = 'EvictionStarted'; s.dispatchEvent(new Event('change'));")
+    browser.until(lambda: browser.js(
+        "const a = Array.from(document.querySelectorAll('.timeline li')).map((e) => e.dataset.action);"
+        "return a.length && a.every((x) => x === 'EvictionStarted')"), "the timeline filtered by action")
+    browser.show("workloads")
+    search = browser.driver.find_element("css selector", "input[type=search]")
+    search.send_keys("no-such-workload")
+    browser.until(lambda: browser.bars("default/nginx-deployment") == {}, "the search filtering nginx out")
+    search.clear()
+    search.send_keys("member2")
+    browser.until(lambda: browser.bars("default/nginx-deployment") == {"member2": 3}, "a search by cluster")
     browser.screenshots("after")
 
     browser.show("drills")
