@@ -104,6 +104,7 @@ def test_every_field_of_the_karmada_kinds_says_what_it_means() -> None:
         doc = orjson.loads(api.document(group, version)[0])  # type: ignore[index]
         prefix = ".".join(reversed(group.split("."))) + f".{version}."
         for kind in kinds:
+            assert doc["components"]["schemas"][prefix + kind].get("description"), kind
             missing = _undescribed(doc, prefix + kind, "", set())
             assert not missing, f"{kind}: " + "; ".join(missing)
 

@@ -71,6 +71,8 @@ class WorkloadRebalancerStatus(Model):
 
 @register
 class WorkloadRebalancer(Resource):
+    """Asks for workloads to be scheduled afresh, for example to move them back to a recovered cluster."""
+
     API_VERSION: ClassVar[str] = constants.APPS_API_VERSION
     KIND: ClassVar[str] = "WorkloadRebalancer"
     PLURAL: ClassVar[str] = "workloadrebalancers"

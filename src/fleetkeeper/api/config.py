@@ -67,6 +67,8 @@ class ResourceInterpreterCustomizationSpec(Model):
 
 @register
 class ResourceInterpreterCustomization(Resource):
+    """Lua rules that teach the plane how to read replicas, status, health and dependencies of one kind."""
+
     API_VERSION: ClassVar[str] = constants.CONFIG_API_VERSION
     KIND: ClassVar[str] = "ResourceInterpreterCustomization"
     PLURAL: ClassVar[str] = "resourceinterpretercustomizations"

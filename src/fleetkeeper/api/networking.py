@@ -37,6 +37,8 @@ class MultiClusterIngressStatus(Model):
 
 @register
 class MultiClusterIngress(Resource):
+    """An Ingress whose backends run in several member clusters."""
+
     API_VERSION: ClassVar[str] = constants.NETWORKING_API_VERSION
     KIND: ClassVar[str] = "MultiClusterIngress"
     PLURAL: ClassVar[str] = "multiclusteringresses"

@@ -120,6 +120,8 @@ class OverrideSpec(Model):
 
 @register
 class OverridePolicy(Resource):
+    """Namespaced policy: changes the templates of its own namespace for some member clusters."""
+
     API_VERSION: ClassVar[str] = constants.POLICY_API_VERSION
     KIND: ClassVar[str] = "OverridePolicy"
     PLURAL: ClassVar[str] = "overridepolicies"
@@ -133,6 +135,9 @@ class OverridePolicy(Resource):
 
 @register
 class ClusterOverridePolicy(Resource):
+    """Cluster-scoped policy: changes cluster-scoped templates and templates in any namespace for some
+    member clusters."""
+
     API_VERSION: ClassVar[str] = constants.POLICY_API_VERSION
     KIND: ClassVar[str] = "ClusterOverridePolicy"
     PLURAL: ClassVar[str] = "clusteroverridepolicies"

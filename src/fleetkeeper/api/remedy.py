@@ -51,6 +51,8 @@ class RemedySpec(Model):
 
 @register
 class Remedy(Resource):
+    """Actions to take on member clusters whose conditions show a problem."""
+
     API_VERSION: ClassVar[str] = constants.REMEDY_API_VERSION
     KIND: ClassVar[str] = "Remedy"
     PLURAL: ClassVar[str] = "remedies"

@@ -55,6 +55,8 @@ class ClusterTaintPolicySpec(Model):
 
 @register
 class ClusterTaintPolicy(Resource):
+    """Adds taints to member clusters, and removes them, as their status conditions change."""
+
     API_VERSION: ClassVar[str] = constants.POLICY_API_VERSION
     KIND: ClassVar[str] = "ClusterTaintPolicy"
     PLURAL: ClassVar[str] = "clustertaintpolicies"
