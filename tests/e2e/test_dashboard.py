@@ -368,10 +368,33 @@ def test_the_admin_watches_a_failover_live(plane: tuple[Fleet, str], browser: Br
     )
     annotations = fleet.json("get", "cluster", "member1")["metadata"].get("annotations") or {}
     assert "faults.fleetkeeper.io/api" not in annotations, "clusterUp removes the fault, as the command does"
+    crashed = drill(browser, fleet, "member2", "crashWorkload", workload="deployment/nginx")
+    assert crashed["metadata"]["annotations"]["faults.fleetkeeper.io/crashed-workloads"] == (
+        '[{"apiVersion":"apps/v1","kind":"Deployment","namespace":"default","name":"nginx"}]'
+    ), "the annotation fleetkeeper fault crashWorkload member2 deployment/nginx writes"
+    healed = drill(browser, fleet, "member2", "healWorkload", workload="deployment/nginx")
+    assert "faults.fleetkeeper.io/crashed-workloads" not in (healed["metadata"].get("annotations") or {})
     assert browser.js("return window.__signedIn") == "this page", "the page was reloaded"
     assert browser.logs() == [], "the console shows errors"
     outside = [u for u in browser.urls if not (u.startswith(browser.base + "/") or u.startswith("data:"))]
     assert outside == [], "requests outside the plane's origin"
+
+
+def drill(browser: Browser, fleet: Fleet, cluster: str, action: str, *, workload: str) -> Any:
+    """Run a workload drill through the page (with its confirmation); the Cluster after it."""
+    row = f".drill[data-cluster={cluster}]"
+    browser.js(f"const s = document.querySelector('{row} select'); s.value = arguments[0];"
+               "s.dispatchEvent(new Event('change'));", action)
+    browser.js(f"const w = document.querySelector('{row} input[name=workload]'); w.value = arguments[0];"
+               "w.dispatchEvent(new Event('input'));", workload)
+    browser.js(f"document.querySelector('{row} button[name=run]').click()")
+    confirm = ".confirm button[name=confirm]"
+    browser.until(lambda: browser.js(f"return document.querySelector('{confirm}')"), "the confirmation")
+    browser.js(f"document.querySelector('{confirm}').click()")
+    said = browser.until(lambda: browser.js(
+        "return (document.querySelector('[data-result=drill].ok') || {}).textContent"), f"{action} done")
+    assert action in said
+    return fleet.json("get", "cluster", cluster)
 
 
 #: a collection watched from a version the server has let go: answered 410 before the stream

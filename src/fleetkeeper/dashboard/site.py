@@ -36,6 +36,7 @@ FILES = {
     "chart.js": "text/javascript; charset=utf-8",
     "views.js": "text/javascript; charset=utf-8",
     "pages.js": "text/javascript; charset=utf-8",
+    "drills.js": "text/javascript; charset=utf-8",
     "app.js": "text/javascript; charset=utf-8",
 }
 #: the page may load and call its own origin only

@@ -1,4 +1,4 @@
-// fleetkeeper dashboard: the Workload, Timeline, What if and Drills views.
+// fleetkeeper dashboard: the Workload, Timeline and What if views.
 "use strict";
 
 (function (FK) {
@@ -192,62 +192,4 @@
           h("td", { text: w.pendingReplicas }),
           h("td", { text: w.blocked ? "blocked" : w.homeless ? "homeless" : w.pendingReplicas ? "short" : "ok" })))))));
   }
-
-  // ------------------------------------------------------------------ Drills
-  const FAULT = "faults.fleetkeeper.io/";
-  FK.DRILLS = {
-    clusterDown: [FAULT + "api", "down"], clusterBlackhole: [FAULT + "api", "blackhole"],
-    clusterUnhealthy: [FAULT + "api", "unhealthy"], clusterUp: [FAULT + "api", null],
-    dnsDown: [FAULT + "dns", "down"], dnsUp: [FAULT + "dns", null], setNodes: [FAULT + "nodes", ""],
-  };
-
-  async function drill(ui, cluster, action, nodes) {
-    const [annotation, fixed] = FK.DRILLS[action];
-    const value = action === "setNodes" ? String(nodes) : fixed;
-    const answer = await FK.request("PATCH", "/apis/cluster.karmada.io/v1alpha1/clusters/" + encodeURIComponent(cluster),
-      { metadata: { annotations: { [annotation]: value } } }, "application/merge-patch+json");
-    ui.drillResult = answer.ok ? { ok: `cluster/${cluster} ${action} (${value === null ? "removed " + annotation
-      : "annotated " + annotation + "=" + value})` } : { error: `${cluster} ${action} refused (${answer.status}: ${FK.message(answer)})` };
-    ui.confirm = null;
-    ui.rerender(true);
-  }
-
-  FK.drillsView = function (state, ui) {
-    if (ui.drillsAllowed === undefined) {
-      ui.drillsAllowed = null;
-      FK.can("patch", "cluster.karmada.io", "clusters").then((ok) => { ui.drillsAllowed = ok; ui.rerender(true); });
-    }
-    if (ui.drillsAllowed === null) return [h("p", { class: "muted", text: "checking what this token may do…" })];
-    if (!ui.drillsAllowed) {
-      return [h("p", { class: "notice", "data-refused": "drills",
-        text: "Drills are for the admin: this token may not patch clusters." })];
-    }
-    const simulated = state.clusters.list_().filter((c) => ((c.spec || {}).apiEndpoint || "").startsWith("simulated://"))
-      .sort((a, b) => FK.key(a).localeCompare(FK.key(b)));
-    ui.drill = ui.drill || {};
-    const rows = simulated.map((c) => {
-      const name = c.metadata.name;
-      const choice = ui.drill[name] || (ui.drill[name] = { action: "clusterDown", nodes: 1 });
-      const nodes = h("input", { type: "number", min: 0, max: 1000, value: choice.nodes, "aria-label": "nodes",
-        class: "nodes", hidden: choice.action !== "setNodes",
-        onchange: (e) => { choice.nodes = Math.max(0, Math.min(1000, Number(e.target.value) || 0)); } });
-      const select = h("select", { "aria-label": "action for " + name, name: "action",
-        onchange: (e) => { choice.action = e.target.value; nodes.hidden = choice.action !== "setNodes"; } },
-      Object.keys(FK.DRILLS).map((a) => h("option", { value: a, selected: a === choice.action, text: a })));
-      return h("div", { class: "drill", "data-cluster": name }, h("b", { text: name }), select, nodes,
-        h("button", { type: "button", name: "run", text: "Run…",
-          onclick: () => { ui.confirm = { cluster: name, action: choice.action, nodes: choice.nodes }; ui.rerender(true); } }));
-    });
-    const c = ui.confirm;
-    return [h("p", { class: "muted", text: "Faults for the simulated members, as `fleetkeeper fault` injects them." }),
-      ...(rows.length ? rows : [h("p", { class: "muted", text: "no simulated members" })]),
-      c ? h("div", { class: "confirm", role: "alertdialog" },
-        h("p", { text: `Really ${c.action}${c.action === "setNodes" ? " " + c.nodes : ""} on ${c.cluster}?` }),
-        h("button", { type: "button", class: "danger", name: "confirm", text: "Confirm",
-          onclick: () => drill(ui, c.cluster, c.action, c.nodes) }),
-        h("button", { type: "button", name: "cancel", text: "Cancel",
-          onclick: () => { ui.confirm = null; ui.rerender(true); } })) : null,
-      ui.drillResult ? h("p", { class: ui.drillResult.ok ? "ok" : "notice", "data-result": "drill",
-        text: ui.drillResult.ok || ui.drillResult.error }) : null];
-  };
 })(window.FK || (window.FK = {}));
