@@ -312,9 +312,9 @@ def test_up_serves_kubectl_and_propagates_the_seed(fleet: Fleet) -> None:
     assert any("resourcebinding/default/nginx-deployment" in row and "Scheduled" in row
                for row in entries[1:]), entries
 
-    described = fleet.cli("describe", "binding", "default/nginx-deployment")
-    assert described.returncode == 0, described.stderr
-    timeline = described.stdout.split("Failover timeline (oldest first):")[1]
+    shown = fleet.cli("describe", "binding", "default/nginx-deployment")
+    assert shown.returncode == 0, shown.stderr
+    timeline = shown.stdout.split("Failover timeline (oldest first):")[1]
     assert "Scheduled" in timeline and "scheduled to {member1:1, member2:2}" in timeline
     assert "WorkCreated" in timeline
     # an execution namespace deleted by hand: emptied, gone, made again, dispatched anew
