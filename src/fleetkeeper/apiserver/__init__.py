@@ -18,8 +18,8 @@ Modules, by concept: :mod:`.app` (routing, authn/authz wiring, errors as Status)
 CustomResourceDefinitions), :mod:`.admit` (admission on every write) with :mod:`.fieldcheck`
 (unknown and duplicate fields), :mod:`.auth`, :mod:`.certs`, :mod:`.identity` and
 :mod:`.credentials` (the plane's identity and tokens, kept in the store), :mod:`.kubeconfig`,
-:mod:`.serve` (uvicorn), :mod:`.transport` (in-process httpx transport) and
-:mod:`.bench`.
+:mod:`.serve` (uvicorn), :mod:`.transport` (in-process httpx transport), :mod:`.proxy`
+(Karmada's cluster proxy to the members) and :mod:`.bench`.
 """
 
 from __future__ import annotations
