@@ -3,6 +3,7 @@ anonymous caller gets, and the what-if endpoint (authorized with the caller's to
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import AsyncIterator
@@ -216,3 +217,10 @@ async def test_a_bad_question_is_a_400_naming_the_field(
 async def test_a_body_beyond_the_limit_is_refused(http: httpx.AsyncClient) -> None:
     answer = await http.post(WHATIF, content=b" " * (whatif.MAX_BODY + 1), headers=bearer(ADMIN))
     assert answer.status_code == 413
+
+
+async def test_what_ifs_take_turns_and_a_crowd_is_told_to_come_back(http: httpx.AsyncClient) -> None:
+    crowd = whatif.MAX_WAITING + 2
+    asked = [http.post(WHATIF, json={"each": "cluster"}, headers=bearer(ADMIN)) for _ in range(crowd)]
+    codes = sorted(answer.status_code for answer in await asyncio.gather(*asked))
+    assert codes == [200] * (whatif.MAX_WAITING + 1) + [429], "one computes, MAX_WAITING wait their turn"

@@ -12,8 +12,8 @@ It is authorized like everything else, because it reads the fleet through the AP
 caller's own bearer token (in-process, over the API server's app): a token that may not list
 clusters, bindings or taint policies gets that list's ``401``/``403`` Status back. It is
 bounded: a body of at most :data:`MAX_BODY` bytes, at most :data:`MAX_DOWN` clusters, names of
-at most 253 characters, and one what-if at a time per process (another one meanwhile is
-``429``, to try again).
+at most 253 characters, and one what-if at a time per process: another one waits for its turn,
+up to :data:`WAIT_SECONDS` and :data:`MAX_WAITING` waiting, else it is ``429``, to try again.
 """
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ from fleetkeeper.readiness.live import read_fleet
 MAX_BODY = 16 * 1024
 MAX_DOWN = 100
 MAX_NAME = 253
+#: what-ifs computed one at a time: how many may wait, and for how long
+MAX_WAITING = 4
+WAIT_SECONDS = 15.0
 DOMAINS = ("region", "zone", "provider")
 
 
@@ -106,6 +109,7 @@ class WhatIf:
         self._clock = clock
         self._threshold = threshold
         self._running = asyncio.Lock()
+        self._waiting = 0
 
     async def __call__(self, request: Request) -> Response:
         try:
@@ -118,14 +122,24 @@ class WhatIf:
         if scheme.lower() != "bearer" or not token.strip():
             raise errors.Unauthorized("Unauthorized: this request needs a bearer token")
         question = parse_question(await _body(request))
-        if self._running.locked():
-            raise TooManyRequests("a what-if is already being computed; try again in a moment")
-        async with self._running:
+        if self._waiting >= MAX_WAITING:
+            raise TooManyRequests("what-ifs are already being computed; try again in a moment")
+        self._waiting += 1
+        try:
+            async with asyncio.timeout(WAIT_SECONDS):
+                await self._running.acquire()
+        except TimeoutError:
+            raise TooManyRequests("a what-if is being computed; try again in a moment") from None
+        finally:
+            self._waiting -= 1
+        try:
             transport = httpx.ASGITransport(app=self._api)
             async with RestClient("http://dashboard.invalid", token=token.strip(), transport=transport,
                                   field_manager="fleetkeeper-dashboard", clock=self._clock) as client:
                 fleet = await read_fleet(client, threshold=self._threshold)
             return await asyncio.to_thread(answer, fleet, question, self._clock)
+        finally:
+            self._running.release()
 
 
 async def _body(request: Request) -> bytes:
