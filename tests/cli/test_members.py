@@ -220,3 +220,12 @@ def test_top_clusters_shows_allocatable_and_allocated(cli: Cli) -> None:
         ["edge1", "<none>", "<none>", "<none>", "<none>", "<none>", "<none>", "<none>", "<none>", "<none>"],
         ["member1", "8000m", "2000m", "25%", "16384Mi", "4096Mi", "25%", "110", "11", "10%"],
         ["member2", "4000m", "2000m", "50%", "16384Mi", "4096Mi", "25%", "110", "11", "10%"]]
+
+
+def test_a_member_kubeconfig_is_refused_for_an_unknown_a_pull_or_a_malformed_cluster(cli: Cli) -> None:
+    unknown = cli.run("kubeconfig", "--cluster", "nowhere")
+    assert unknown.exit_code == 1 and 'cluster "nowhere" not found' in unknown.output
+    pulled = cli.run("kubeconfig", "--cluster", "edge1")
+    assert pulled.exit_code == 1 and "Pull mode" in pulled.output
+    malformed = cli.run("kubeconfig", "--cluster", "Edge_1")
+    assert malformed.exit_code == 2 and "not a cluster name" in malformed.output
