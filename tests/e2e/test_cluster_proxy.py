@@ -78,6 +78,8 @@ def test_kubectl_sees_into_a_member_through_the_cluster_proxy(fleet: Fleet) -> N
     listed = fleet.kubectl("get", "pods", "-o", "name", kubeconfig=member1)
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.split() == [f"pod/{name}"]
+    wide = fleet.kubectl("get", "pods", "-o", "wide", kubeconfig=member1)
+    assert wide.returncode == 0 and name in wide.stdout, wide.stderr
     described = fleet.kubectl("describe", "pod", name, kubeconfig=member1)
     assert described.returncode == 0 and "Name:" in described.stdout, described.stderr
     assert fleet.kubectl("get", "events", kubeconfig=member1).returncode == 0
