@@ -137,3 +137,26 @@ def test_a_status_that_is_not_an_object_has_no_wire_form(status: Any, shown: str
 def test_a_status_that_is_an_object_or_null_is_kept(status: Any) -> None:
     written = Deployment.from_dict({**deployment(), "status": status}).to_dict()
     assert written.get("status") == status
+
+
+@pytest.mark.parametrize("meta", [
+    {"labels": {"bad key!": "x"}},
+    {"finalizers": ["cleanup"]},
+    {"name": "Web_1"},
+    {"namespace": "Not_A_Label"},
+])
+def test_metadata_alone_is_refused_as_full_admission_refuses_it(meta: dict[str, Any]) -> None:
+    doc = deployment(**meta)
+    with pytest.raises(errors.Invalid) as full:
+        admit(doc)
+    with pytest.raises(errors.Invalid) as alone:
+        admission.admit_metadata(Deployment.from_dict({**doc, "spec": {"replicas": -1}}))
+    assert alone.value.causes == full.value.causes and str(alone.value) == str(full.value)
+
+
+def test_metadata_alone_ignores_a_cluster_scoped_objects_namespace() -> None:
+    role = SCHEME.decode({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                         "metadata": {"name": "reader", "namespace": "Not_A_Label"}})
+    admission.admit_metadata(role)
+    assert role.metadata.namespace == "Not_A_Label", "the object given is not changed"
+    admission.admit_metadata(Deployment.from_dict(deployment()))

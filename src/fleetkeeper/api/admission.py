@@ -71,6 +71,17 @@ def admit(new: R, old: R | None, *, operation: Operation, now: datetime) -> R:
     return obj
 
 
+def admit_metadata(obj: Resource) -> None:
+    """Raise ``errors.Invalid`` when ``obj``'s metadata breaks a rule :func:`admit` checks for every
+    kind — for a caller that already knows the rest of the object passes its kind's rules."""
+    if _needs_meta_fix(obj):
+        obj = obj.deep_copy()
+        obj.metadata.namespace = None
+    errs = FieldErrors()
+    _validate_metadata(obj, errs)
+    errs.raise_if_any(kind=type(obj).KIND or obj.kind, name=obj.name, group=obj.group)
+
+
 def reads_old(model: type[Resource]) -> bool:
     """Whether :func:`admit` looks at ``old`` for this kind (a caller may skip decoding it)."""
     return model in _READS_OLD
@@ -279,6 +290,6 @@ _READS_OLD: frozenset[type[Resource]] = frozenset({
     PropagationPolicy, ClusterPropagationPolicy, BUILTIN["CustomResourceDefinition"]})
 
 __all__ = [
-    "STANDARD_FINALIZERS", "Operation", "admit", "check_finalizers", "check_namespace_finalizers",
-    "reads_old",
+    "STANDARD_FINALIZERS", "Operation", "admit", "admit_metadata", "check_finalizers",
+    "check_namespace_finalizers", "reads_old",
 ]
