@@ -125,7 +125,6 @@ def check(obj: Obj, *, now: datetime) -> None:
     errs.raise_if_any(kind=kind, name=name, group=api_version.rpartition("/")[0])
 
 
-
 def _admit_workload(model: type[Unstructured], obj: Obj, *, now: datetime) -> None:
     """Full admission, or only what differs from what passed before (see the module notes)."""
     seen = digests(obj)
