@@ -32,5 +32,5 @@ async def test_the_rbac_benchmark_authorizes_with_every_binding_stored() -> None
     from fleetkeeper.apiserver.bench_rbac import bench_rbac
 
     result = await bench_rbac(bindings=50, requests=20, clock=SystemClock())
-    assert result["bindings_stored"] == 51, "and the default cluster-admin binding"
+    assert result["bindings_stored"] == 52, "and the default bindings: cluster-admin, the agents'"
     assert {"first", "again", "denied", "meets_target"} <= set(result)

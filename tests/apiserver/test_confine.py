@@ -38,7 +38,8 @@ def _with(base: dict[str, Any], **spec: Any) -> dict[str, Any]:
 
 
 def _event(involved: dict[str, Any], related: dict[str, Any] | None = None) -> dict[str, Any]:
-    event: dict[str, Any] = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e"},
+    event: dict[str, Any] = {"apiVersion": "v1", "kind": "Event",
+                             "metadata": {"name": "e", "namespace": "default"},
                              "involvedObject": involved, "reason": "R", "message": "m"}
     if related is not None:
         event["related"] = related
@@ -49,6 +50,7 @@ OWN_CLUSTER = {"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "
 OWN_WORK = {"apiVersion": "work.karmada.io/v1alpha1", "kind": "Work", "namespace": "karmada-es-member1",
             "name": "w"}
 OTHER_WORK = {**OWN_WORK, "namespace": "karmada-es-member2"}
+IN_ITS_NAMESPACE = {"name": "e", "namespace": "karmada-es-member1"}
 TEMPLATE = {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "default", "name": "web"}
 
 
@@ -99,8 +101,9 @@ def test_what_an_agent_may_write_in_its_cluster(new: dict[str, Any], old: dict[s
     (_event(TEMPLATE), None, False),
     (_event(OWN_WORK, related=TEMPLATE), None, False),
     (_event(OWN_CLUSTER), _event(TEMPLATE), False),
-    ({"apiVersion": "events.k8s.io/v1", "kind": "Event", "regarding": OWN_WORK}, None, True),
-    ({"apiVersion": "events.k8s.io/v1", "kind": "Event", "regarding": TEMPLATE,
+    ({"apiVersion": "events.k8s.io/v1", "kind": "Event", "regarding": OWN_WORK, "metadata": IN_ITS_NAMESPACE},
+     None, True),
+    ({"apiVersion": "events.k8s.io/v1", "kind": "Event", "regarding": TEMPLATE, "metadata": IN_ITS_NAMESPACE,
       "involvedObject": OWN_WORK}, None, False),
 ], ids=["about its cluster", "about its work", "related to its cluster", "not about another cluster",
         "not about another cluster's work", "not about a template", "not related to a template",

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from fleetkeeper import errors
+from fleetkeeper.apiserver.agent_rbac import grants
 from fleetkeeper.apiserver.auth import (
     ADMIN,
     AGENT_USER_PREFIX,
@@ -17,17 +18,24 @@ from fleetkeeper.apiserver.auth import (
     authorize,
     authorize_path,
 )
+from fleetkeeper.apiserver.rbac import RbacIndex
+from fleetkeeper.apiserver.rbac_defaults import AGENT_ROLES, CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES
 from fleetkeeper.apiserver.reviews import access_review, rules_review, self_review
 
 AGENT = User(f"{AGENT_USER_PREFIX}edge1", ("system:fleetkeeper:agents", "system:authenticated"),
              cluster="edge1")
+#: what the plane stores at start with edge1's agent token issued: the default roles and bindings and
+#: the agent's own grants
+RBAC = RbacIndex()
+for stored in (*CLUSTER_ROLES, *AGENT_ROLES, *CLUSTER_ROLE_BINDINGS, *grants("edge1")):
+    RBAC.put(stored["kind"], stored)
 WORKS = {"group": "work.karmada.io", "resource": "works"}
 
 
 def can(user: User, **attributes: str) -> dict[str, Any]:
     review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
               "spec": {"resourceAttributes": attributes}}
-    status: dict[str, Any] = access_review(user, review)["status"]
+    status: dict[str, Any] = access_review(user, review, RBAC)["status"]
     return status
 
 
@@ -102,7 +110,7 @@ def _covers(rule: dict[str, list[str]], verb: str, group: str, resource: str, na
 def _listed(user: User, namespace: str) -> dict[str, Any]:
     review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview",
               "spec": {"namespace": namespace}}
-    answer = rules_review(user, review)
+    answer = rules_review(user, review, RBAC)
     assert answer["spec"] == {"namespace": namespace} and answer["status"]["incomplete"] is False
     status: dict[str, Any] = answer["status"]
     return status
@@ -124,7 +132,7 @@ def test_the_listed_rules_allow_exactly_what_the_server_allows(namespace: str) -
                         name="" if pinned else name, subresource=subresource,
                         field_selector=f"metadata.name={name}" if pinned else None)
                     try:
-                        authorize(AGENT, attributes)
+                        authorize(AGENT, attributes, RBAC)
                         allowed = True
                     except errors.Forbidden:
                         allowed = False
@@ -144,7 +152,7 @@ def test_the_listed_rules_cover_the_non_resource_paths_the_server_allows() -> No
                     url == path or url == "*" or (url.endswith("/*") and path.startswith(url[:-1]))
                     for url in rule["nonResourceURLs"]) for rule in listed)
                 try:
-                    authorize_path(user, verb, path)
+                    authorize_path(user, verb, path, RBAC)
                     allowed = True
                 except errors.Forbidden:
                     allowed = False
@@ -162,7 +170,7 @@ def test_an_agent_sees_its_works_only_in_its_execution_namespace() -> None:
         return [r for r in _listed(AGENT, namespace)["resourceRules"] if "works" in r["resources"]]
 
     assert works("karmada-es-edge1") == [{"verbs": ["*"], "apiGroups": ["work.karmada.io"],
-                                          "resources": ["works", "works/*"]}]
+                                          "resources": ["works", "works/status"]}]
     assert works("karmada-es-edge2") == [] and works("default") == []
     # the self reviews have routes of their own, open to every authenticated caller
     assert SELF_REVIEWS in _listed(AGENT, "default")["resourceRules"]

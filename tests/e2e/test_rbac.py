@@ -270,9 +270,16 @@ def test_a_person_gets_a_kubeconfig_and_sees_what_their_groups_may(fleet: Fleet)
     listed = fleet.kubectl("auth", "can-i", "--list", "-n", "default", kubeconfig=alice).stdout
     rows = {line.split()[0]: line for line in listed.splitlines()[1:] if line.strip()}
     assert "[get list watch]" in rows["deployments.apps"] and "secrets" not in rows
+    # an agent's rights are stored once its token is issued, and listed from the stored rules
+    mint = [*FLEETKEEPER, "token", "create-agent", "member1", "--state-dir", str(fleet.state)]
+    minted = subprocess.run(mint, capture_output=True, text=True, timeout=60, env=fleet.env, check=False)
+    assert minted.returncode == 0, minted.stderr
     agent = fleet.kubectl_ok(
-        "auth", "can-i", "--list", "-n", "karmada-es-member1", "--as", "system:fleetkeeper:agent:member1"
+        "auth", "can-i", "--list", "-n", "karmada-es-member1", "--as", "system:fleetkeeper:agent:member1",
+        "--as-group", "system:fleetkeeper:agents",
     )
-    agent_rows = {line.split()[0]: line for line in agent.splitlines()[1:] if line.strip()}
-    assert "[*]" in agent_rows["works.work.karmada.io"] and "deployments.apps" not in agent_rows
-    assert "[member1]" in agent_rows["clusters.cluster.karmada.io"]
+    agent_rows = [line.split() for line in agent.splitlines()[1:] if line.strip()]
+    assert ["works.work.karmada.io", "[]", "[]", "[*]"] in agent_rows
+    assert not any(row[0] == "deployments.apps" for row in agent_rows)
+    assert any(row[:3] == ["clusters.cluster.karmada.io", "[]", "[member1]"] for row in agent_rows)
+    assert ["clusters.cluster.karmada.io", "[]", "[]", "[create]"] in agent_rows

@@ -3,13 +3,15 @@
 Identities:
 
 * **admin** — the operator's token (written into the admin kubeconfig): everything;
-* **pull agent of cluster C** — one token per Pull-mode cluster. An agent runs next to
-  its member, possibly on a machine we trust less, so it may touch only what it needs:
-  its own ``Cluster`` (register it, read it, write its ``/status``), its heartbeat Lease
-  ``karmada-cluster/C``, the Works in its execution namespace ``karmada-es-C`` and Events
-  about those. Anything else is ``403 Forbidden`` with a Status that says what the agent
-  may do. What RBAC-style rules cannot say — that the Cluster stays ``Pull`` and never
-  tells the plane where to call out, that an Event is about the agent's own objects — is
+* **pull agent of cluster C** — one token per Pull-mode cluster, the user
+  ``system:fleetkeeper:agent:C`` in the group ``system:fleetkeeper:agents``. An agent runs next
+  to its member, possibly on a machine we trust less, so it may touch only what it needs: its
+  own ``Cluster`` (register it, read it, write its ``/status``), its heartbeat Lease
+  ``karmada-cluster/C``, the Works in its execution namespace ``karmada-es-C`` and Events about
+  those. That is said in RBAC like everyone's rights — the default ClusterRole
+  ``system:fleetkeeper:agent`` and each agent's own grants (:mod:`fleetkeeper.apiserver.agent_rbac`)
+  — and what RBAC cannot say (a create names no object; that the Cluster stays ``Pull`` and
+  never tells the plane where to call out, that an Event is about the agent's own objects) is
   checked on the object written, by :mod:`fleetkeeper.apiserver.confine`;
 * **anonymous** (no ``Authorization`` header) — only the public, read-only endpoints:
   discovery, OpenAPI, ``/version`` and the health checks. Anything else is ``401``.
@@ -25,6 +27,7 @@ import hmac
 import json
 import os
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -69,6 +72,15 @@ class Tokens:
     def __init__(self, *, admin: str, agents: dict[str, str] | None = None) -> None:
         self.admin = admin
         self._agents: dict[str, str] = dict(agents or {})
+        self._listeners: list[Callable[[], None]] = []
+
+    def subscribe(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` whenever the set of agents' tokens changes."""
+        self._listeners.append(listener)
+
+    def _changed(self) -> None:
+        for listener in self._listeners:
+            listener()
 
     @property
     def agents(self) -> dict[str, str]:
@@ -78,10 +90,12 @@ class Tokens:
     def add_agent(self, cluster: str, token: str | None = None) -> str:
         """Issue (or set) the token of the pull agent of ``cluster``; return it."""
         self._agents[cluster] = token or new_token()
+        self._changed()
         return self._agents[cluster]
 
     def revoke_agent(self, cluster: str) -> None:
-        self._agents.pop(cluster, None)
+        if self._agents.pop(cluster, None) is not None:
+            self._changed()
 
     async def revoke(self, cluster: str) -> None:
         """Revoke the token of ``cluster``'s agent (where the tokens are kept)."""
@@ -158,9 +172,6 @@ def _pinned_name(field_selector: str | None) -> str | None:
     return None
 
 
-#: the Events an agent may record (about its own Cluster and Works: :mod:`.confine` checks that); the
-#: failover timeline is the control plane's alone
-RECORDS = frozenset({("", "events"), ("events.k8s.io", "events")})
 #: where an agent's Events live: a Cluster's (cluster-scoped) in ``default``, a Work's in its namespace
 EVENT_NAMESPACE = "default"
 
@@ -174,11 +185,8 @@ SELF_REVIEWS: Rule = {
 
 def rules(user: User, namespace: str, rbac: RbacIndex | None = None) -> tuple[list[Rule], list[Rule]]:
     """What ``user`` may do in ``namespace`` (and at the cluster scope), as RBAC's resource and
-    non-resource rules: what :func:`authorize` grants a Pull agent, plus what the stored RBAC
-    bindings grant the caller (``rbac``), and the answer of ``kubectl auth can-i --list``.
-    A rule with ``resourceNames`` also covers ``list`` and
-    ``watch`` pinned to that name by ``fieldSelector=metadata.name=…``, as in RBAC, and —
-    unlike RBAC, since this server authorizes a create with the name in its body — ``create``."""
+    non-resource rules: what the stored RBAC bindings grant the caller (``rbac``) — a Pull agent
+    like anyone — and the answer of ``kubectl auth can-i --list``."""
     if user.is_admin:
         return ([{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
                 [{"verbs": ["*"], "nonResourceURLs": ["*"]}])
@@ -186,48 +194,7 @@ def rules(user: User, namespace: str, rbac: RbacIndex | None = None) -> tuple[li
                            "nonResourceURLs": sorted([*PUBLIC_PATHS, *(p + "/*" for p in PUBLIC_PATHS)])}]
     bound = [r.wire() for r in rbac.rules_for(user.name, user.groups, namespace)] if rbac is not None else []
     public += [r for r in bound if "nonResourceURLs" in r]
-    bound = [r for r in bound if "nonResourceURLs" not in r]
-    if user.cluster is None:
-        return [SELF_REVIEWS, *bound], public
-    cluster = user.cluster
-    granted: list[Rule] = [
-        SELF_REVIEWS,
-        {"verbs": ["create", "get", "list", "update", "watch"], "apiGroups": ["cluster.karmada.io"],
-         "resources": ["clusters"], "resourceNames": [cluster]},
-        {"verbs": ["get", "list", "watch"], "apiGroups": ["cluster.karmada.io"], "resources": ["clusters/*"],
-         "resourceNames": [cluster]},
-        {"verbs": ["patch", "update"], "apiGroups": ["cluster.karmada.io"], "resources": ["clusters/status"],
-         "resourceNames": [cluster]},
-    ]
-    if namespace in (EVENT_NAMESPACE, EXECUTION_NAMESPACE_PREFIX + cluster):
-        granted.extend({"verbs": ["create", "patch", "update"], "apiGroups": [group], "resources": [resource]}
-                       for group, resource in sorted(RECORDS))
-    if namespace == LEASE_NAMESPACE:
-        granted.append({"verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
-                        "apiGroups": ["coordination.k8s.io"], "resources": ["leases", "leases/*"],
-                        "resourceNames": [cluster]})
-    if namespace == EXECUTION_NAMESPACE_PREFIX + cluster:
-        granted.append({"verbs": ["*"], "apiGroups": ["work.karmada.io"], "resources": ["works", "works/*"]})
-    return [*granted, *bound], public
-
-
-def _covers(rule: Rule, a: Attributes, name: str) -> bool:
-    """RBAC's matching of one resource rule (``resource/*`` covers every subresource)."""
-    resources = rule["resources"]
-    resource = f"{a.resource}/{a.subresource}" if a.subresource else a.resource
-    any_sub = bool(a.subresource) and f"{a.resource}/*" in resources
-    return ((a.verb in rule["verbs"] or "*" in rule["verbs"])
-            and (a.group in rule["apiGroups"] or "*" in rule["apiGroups"])
-            and (resource in resources or "*" in resources or any_sub)
-            and (not rule.get("resourceNames") or name in rule["resourceNames"]))
-
-
-def _agent_allows(user: User, a: Attributes) -> bool:
-    """Whether the agent's :func:`rules` cover the request (a list or watch pinned to one name
-    by its field selector counts as naming it)."""
-    named = a.name or (_pinned_name(a.field_selector) or "" if a.verb in ("list", "watch") else "")
-    granted, _ = rules(user, a.namespace)
-    return any(_covers(rule, a, named) for rule in granted)
+    return [SELF_REVIEWS, *(r for r in bound if "nonResourceURLs" not in r)], public
 
 
 def _rbac_allows(rbac: RbacIndex, user: User, a: Attributes) -> bool:
@@ -241,23 +208,16 @@ def _rbac_allows(rbac: RbacIndex, user: User, a: Attributes) -> bool:
 
 def authorize(user: User, attributes: Attributes, rbac: RbacIndex | None = None) -> None:
     """Raise ``Unauthorized``/``Forbidden`` unless ``user`` may make this resource request: the
-    admin (``system:masters``) any, a Pull agent what :func:`rules` grants it, anyone what the
-    stored RBAC bindings grant them (``rbac``)."""
+    admin (``system:masters``) any, anyone else — a Pull agent too — what the stored RBAC
+    bindings grant them (``rbac``)."""
     if user.is_admin:
         return
     authenticated(user)
-    if user.cluster is not None and _agent_allows(user, attributes):
-        return
     if rbac is not None and _rbac_allows(rbac, user, attributes):
         return
-    reason = ""
-    if user.cluster is not None:
-        reason = (f": a pull agent may only register, read and update its Cluster {user.cluster!r} and "
-                  f"write its status, use the Lease {LEASE_NAMESPACE}/{user.cluster} and the Works in "
-                  f"{EXECUTION_NAMESPACE_PREFIX}{user.cluster}, and record Events about them")
     if attributes.verb == "create":  # kube-apiserver names no object in a refused create
         attributes = replace(attributes, name="")
-    raise errors.Forbidden(attributes.describe(user) + reason, kind=attributes.resource,
+    raise errors.Forbidden(attributes.describe(user), kind=attributes.resource,
                            group=attributes.group, name=attributes.name or None)
 
 

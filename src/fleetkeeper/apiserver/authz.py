@@ -8,7 +8,9 @@ ClusterRoles, their bindings and the ServiceAccounts, and follows them with watc
 an account change within milliseconds and a request never reads the store to be authorized.
 A write made through this server is taken in at once too (:meth:`Authorizer.written`), so the
 next request of the same client sees it; each object's resourceVersion is kept so a late
-watch event never undoes a newer state.
+watch event never undoes a newer state. It also keeps each Pull agent's own RBAC grants in step
+with the agents' tokens (:mod:`fleetkeeper.apiserver.agent_rbac`): granted at start and when a
+token is issued, removed when it is revoked.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ import contextlib
 from typing import Any
 
 import orjson
+import structlog
 from starlette.datastructures import Headers
 
 from fleetkeeper.api.scheme import GroupKind, Scheme
 from fleetkeeper.apiserver import rbac_defaults, satokens
+from fleetkeeper.apiserver.agent_rbac import AgentGrants
 from fleetkeeper.apiserver.auth import Tokens, User
 from fleetkeeper.apiserver.impersonate import impersonate
 from fleetkeeper.apiserver.mirror import Mirror
@@ -29,6 +33,7 @@ from fleetkeeper.apiserver.rbac import GROUP, RbacIndex
 from fleetkeeper.clock import Clock
 from fleetkeeper.store.interface import Event, StoreProtocol
 
+_log = structlog.get_logger("fleetkeeper.apiserver")
 RBAC_KINDS = ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
 SERVICE_ACCOUNT = GroupKind("", "ServiceAccount")
 
@@ -43,8 +48,16 @@ def _key(obj: dict[str, Any]) -> tuple[str, str, int]:
 class Authorizer:
     """The RBAC index and the ServiceAccounts' uids, following the store (see the module notes)."""
 
-    def __init__(self, store: StoreProtocol, *, scheme: Scheme, clock: Clock) -> None:
+    def __init__(self, store: StoreProtocol, *, scheme: Scheme, clock: Clock,
+                 tokens: Tokens | None = None) -> None:
         self._store = store
+        self._tokens = tokens
+        self._grants = AgentGrants(store, scheme=scheme, clock=clock,
+                                   written=lambda kind, obj, deleted: self._take(kind, obj, deleted=deleted))
+        self._agents_changed = asyncio.Event()
+        self._granter: asyncio.Task[None] | None = None
+        if tokens is not None:
+            tokens.subscribe(self._agents_changed.set)
         self._scheme = scheme
         self._clock = clock
         self.index = RbacIndex()
@@ -71,6 +84,10 @@ class Authorizer:
             self._mirrors.append(self._mirror(SERVICE_ACCOUNT))
             for mirror in self._mirrors:
                 await mirror.start()
+            if self._tokens is not None:
+                await self._grants.start(self._tokens.agents)
+                loop = asyncio.get_running_loop()
+                self._granter = loop.create_task(self._follow_agents(), name="agent-grants")
             self._started = True
             if closing is not None:
                 loop = asyncio.get_running_loop()
@@ -80,7 +97,25 @@ class Authorizer:
         await closing.wait()
         await self.stop()
 
+    async def _follow_agents(self) -> None:
+        """Grant a new agent, and remove a revoked one's grants, as the tokens change."""
+        assert self._tokens is not None
+        while True:
+            await self._agents_changed.wait()
+            self._agents_changed.clear()
+            try:
+                await self._grants.sync(self._tokens.agents)
+            except Exception as exc:  # the store is away: the next change (or start) tries again
+                _log.warning("agent grants not in step", error=str(exc))
+                self._agents_changed.set()
+                await self._clock.sleep(1.0)
+
     async def stop(self) -> None:
+        if self._granter is not None:
+            self._granter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._granter
+            self._granter = None
         for mirror in self._mirrors:
             await mirror.stop()
         self._mirrors.clear()

@@ -1,10 +1,16 @@
 """What a Pull agent may write, judged on the object itself.
 
-:func:`fleetkeeper.apiserver.auth.rules` says which verbs an agent may use on which kinds,
-namespaces and names. Some limits are about what is *in* the object, which such rules
-cannot express; they are checked here, on the admitted object (and the stored one), on
-every write path — create, update, every patch type and apply alike:
+RBAC says which verbs an agent may use on which kinds, namespaces and names (the ClusterRole
+``system:fleetkeeper:agent`` and the agent's own grants, :mod:`fleetkeeper.apiserver.agent_rbac`).
+What RBAC cannot express is checked here, on the admitted object (and the stored one), on
+every write path — create, update, every patch type and apply alike — as Kubernetes'
+NodeRestriction admission plugin does for a kubelet:
 
+* **it creates only its own Cluster and Lease.** RBAC grants ``create`` on every name (a
+  create names no object when it is authorized), so the name is checked here: the Cluster
+  named after the agent's cluster, the Lease of that name in ``karmada-cluster``;
+* **its Events live in ``default`` or its execution namespace** (the role lets it record
+  Events wherever it is bound);
 * **its Cluster stays a Pull cluster that the plane never calls.** An agent may register
   and update only its own Cluster, only with ``syncMode: Pull``, and may never set or
   change a field that makes the control plane reach out with credentials (``apiEndpoint``,
@@ -28,7 +34,7 @@ from typing import Any
 
 from fleetkeeper import errors
 from fleetkeeper.api.scheme import ResourceInfo
-from fleetkeeper.apiserver.auth import EXECUTION_NAMESPACE_PREFIX, User
+from fleetkeeper.apiserver.auth import EVENT_NAMESPACE, EXECUTION_NAMESPACE_PREFIX, LEASE_NAMESPACE, User
 
 CLUSTER_GROUP = "cluster.karmada.io"
 WORK_GROUP = "work.karmada.io"
@@ -46,8 +52,17 @@ def check_write(user: User | None, info: ResourceInfo, new: dict[str, Any], old:
     if user is None or user.cluster is None:
         return
     if info.group == CLUSTER_GROUP and info.plural == "clusters":
+        _own_name(user.cluster, new, kind="Cluster", what="registers and updates only its own Cluster")
         _check_cluster(user.cluster, new, old, subresource)
+    elif info.group == "coordination.k8s.io" and info.plural == "leases":
+        _own_name(user.cluster, new, kind="Lease", what=f"holds only its own Lease in {LEASE_NAMESPACE}",
+                  namespaces=(LEASE_NAMESPACE,))
     elif info.plural == "events" and info.group in ("", "events.k8s.io"):
+        namespaces = (EVENT_NAMESPACE, EXECUTION_NAMESPACE_PREFIX + user.cluster)
+        if str(_get(new, "metadata", "namespace") or "") not in namespaces:
+            rule = "records Events only in " + " and ".join(namespaces)
+            raise _forbid(user.cluster, "metadata.namespace", rule, kind="Event",
+                          name=str(_get(new, "metadata", "name") or ""))
         for event in (new, old):
             if event is not None:
                 _check_event(user.cluster, event)
@@ -56,6 +71,15 @@ def check_write(user: User | None, info: ResourceInfo, new: dict[str, Any], old:
 def _forbid(user_cluster: str, field: str, rule: str, *, kind: str, name: str) -> errors.Forbidden:
     return errors.Forbidden(f'{kind} "{name}" is forbidden: {field}: the pull agent of cluster '
                             f'{user_cluster!r} {rule}', kind=kind.lower() + "s", name=name or None)
+
+
+def _own_name(cluster: str, obj: dict[str, Any], *, kind: str, what: str,
+              namespaces: tuple[str, ...] = ("",)) -> None:
+    name = str(_get(obj, "metadata", "name") or "")
+    if name != cluster:
+        raise _forbid(cluster, "metadata.name", what, kind=kind, name=name)
+    if str(_get(obj, "metadata", "namespace") or "") not in namespaces:
+        raise _forbid(cluster, "metadata.namespace", what, kind=kind, name=name)
 
 
 def _get(obj: dict[str, Any] | None, *path: str) -> Any:

@@ -117,8 +117,11 @@ class StoreTokens(Tokens):
             agents[cluster] = token.decode()
 
     def _set_agents(self, agents: dict[str, str]) -> None:
+        before = set(self._agents)
         self._agents = agents
         self._clusters = {_digest(token): cluster for cluster, token in agents.items()}
+        if set(agents) != before:
+            self._changed()
 
     # ------------------------------------------------------------------ requests
     def authenticate(self, authorization: str | None) -> User:

@@ -17,7 +17,7 @@ what the winner wrote, so all end up with the same. A replica whose address the 
 certificate does not cover issues one for the union of both (an update that must match
 the version it read, retried on a conflict) and serves it; the others keep serving the
 one they loaded, which covers their own addresses. Only the admin may read these Secrets:
-an agent's token grants no Secret at all (:func:`fleetkeeper.apiserver.auth.rules`), and
+an agent's roles grant no Secret at all (:mod:`fleetkeeper.apiserver.agent_rbac`), and
 an anonymous caller gets ``401``.
 
 **An earlier single-replica state directory** (``pki/ca.crt`` and ``pki/ca.key``,

@@ -12,7 +12,12 @@ Before the API server answers its first request it makes sure these exist:
   ``view`` may not read Secrets);
 * ``karmada-edit``/``karmada-view``: Karmada's, for its namespaced kinds (policies,
   bindings, Works, FederatedHPAs, MultiClusterIngresses, ServiceExports);
-* ``fleetkeeper-view``: the failover timeline (``timelineentries.fleetkeeper.io``) for ``view``.
+* ``fleetkeeper-view``: the failover timeline (``timelineentries.fleetkeeper.io``) for ``view``;
+* ``system:fleetkeeper:agent``, bound to the group ``system:fleetkeeper:agents``: what every Pull
+  agent may do wherever it is — register a Cluster, create a Lease, record Events — which the
+  admission checks of :mod:`fleetkeeper.apiserver.confine` narrow to its own (as Kubernetes'
+  ``system:node`` and NodeRestriction); ``system:fleetkeeper:agent-execution``: the Works of an
+  execution namespace, bound there per agent (:mod:`fleetkeeper.apiserver.agent_rbac`).
 
 Cluster-scoped kinds — Clusters, ClusterPropagationPolicies, ClusterTaintPolicies, Remedies —
 are in none of them but ``cluster-admin``: the platform team's.
@@ -121,12 +126,34 @@ CLUSTER_ROLES: tuple[dict[str, Any], ...] = (
     _role("karmada-edit", [_rule(WRITE, group, *resources) for group, resources in _KARMADA], into=("edit",)),
     _role("fleetkeeper-view", [_rule(READ, "fleetkeeper.io", "timelineentries")], into=("view",)),
 )
+AGENT_ROLE, AGENT_GROUP = "system:fleetkeeper:agent", "system:fleetkeeper:agents"
+AGENT_EXECUTION_ROLE = "system:fleetkeeper:agent-execution"
+AGENT_ROLES: tuple[dict[str, Any], ...] = (
+    _role(AGENT_ROLE, [_rule(["create"], "cluster.karmada.io", "clusters"),
+                       _rule(["create"], "coordination.k8s.io", "leases"),
+                       _rule(["create", "patch", "update"], "", "events"),
+                       _rule(["create", "patch", "update"], "events.k8s.io", "events")]),
+    _role(AGENT_EXECUTION_ROLE, [_rule(["*"], "work.karmada.io", "works", "works/status")]),
+)
+
+
+def binding(kind: str, name: str, role: tuple[str, str], subject: tuple[str, str], *, namespace: str = "",
+            labels: dict[str, str] | None = None) -> dict[str, Any]:
+    """A RoleBinding (``namespace`` set) or ClusterRoleBinding of ``role`` (kind, name) to one
+    ``subject`` (kind ``User`` or ``Group``, name)."""
+    meta: dict[str, Any] = {"name": name, "labels": {**BOOTSTRAPPING, **(labels or {})},
+                            "annotations": {AUTOUPDATE: "true"}}
+    if namespace:
+        meta["namespace"] = namespace
+    return {"apiVersion": API_VERSION, "kind": kind, "metadata": meta,
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role[0], "name": role[1]},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": subject[0], "name": subject[1]}]}
+
+
 CLUSTER_ROLE_BINDINGS: tuple[dict[str, Any], ...] = (
-    {"apiVersion": API_VERSION, "kind": "ClusterRoleBinding",
-     "metadata": {"name": "cluster-admin", "labels": dict(BOOTSTRAPPING),
-                  "annotations": {AUTOUPDATE: "true"}},
-     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
-     "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:masters"}]},
+    binding("ClusterRoleBinding", "cluster-admin", ("ClusterRole", "cluster-admin"),
+            ("Group", "system:masters")),
+    binding("ClusterRoleBinding", AGENT_ROLE, ("ClusterRole", AGENT_ROLE), ("Group", AGENT_GROUP)),
 )
 
 
@@ -151,26 +178,35 @@ def _merged(found: dict[str, Any], wanted: dict[str, Any]) -> dict[str, Any] | N
     return found if changed else None
 
 
+async def reconcile(store: StoreProtocol, scheme: Scheme, wanted: dict[str, Any], *,
+                    clock: Clock) -> dict[str, Any] | None:
+    """Create ``wanted`` (an RBAC object) when absent, give back what it lacks when ``autoupdate``;
+    return what this call wrote (None when nothing)."""
+    gk = GroupKind("rbac.authorization.k8s.io", wanted["kind"])
+    info = scheme.by_group_kind(gk)
+    assert info is not None, f"the scheme has no {gk.kind}"
+    meta = wanted["metadata"]
+    try:
+        found = await store.get(gk, str(meta.get("namespace") or ""), meta["name"])
+    except errors.NotFound:
+        admitted, _ = admit_object(info, copy.deepcopy(wanted), None, operation="CREATE", now=clock.now(),
+                                   user=None)
+        with contextlib.suppress(errors.AlreadyExists):
+            return await store.create(admitted)
+        return None
+    merged = _merged(copy.deepcopy(found), wanted)
+    if merged is not None:
+        admitted, _ = admit_object(info, merged, found, operation="UPDATE", now=clock.now(), user=None)
+        with contextlib.suppress(errors.Conflict, errors.NotFound):
+            return await store.update(admitted)
+    return None
+
+
 async def reconcile_defaults(store: StoreProtocol, scheme: Scheme, *, clock: Clock) -> None:
     """Create each default object when absent, give back what an ``autoupdate`` one lacks."""
-    for wanted in (*CLUSTER_ROLES, *CLUSTER_ROLE_BINDINGS):
-        gk = GroupKind("rbac.authorization.k8s.io", wanted["kind"])
-        info = scheme.by_group_kind(gk)
-        assert info is not None, f"the scheme has no {gk.kind}"
-        name = wanted["metadata"]["name"]
-        try:
-            found = await store.get(gk, "", name)
-        except errors.NotFound:
-            admitted, _ = admit_object(info, copy.deepcopy(wanted), None, operation="CREATE", now=clock.now(),
-                                       user=None)
-            with contextlib.suppress(errors.AlreadyExists):
-                await store.create(admitted)
-            continue
-        merged = _merged(copy.deepcopy(found), wanted)
-        if merged is not None:
-            admitted, _ = admit_object(info, merged, found, operation="UPDATE", now=clock.now(), user=None)
-            with contextlib.suppress(errors.Conflict, errors.NotFound):
-                await store.update(admitted)
+    for wanted in (*CLUSTER_ROLES, *AGENT_ROLES, *CLUSTER_ROLE_BINDINGS):
+        await reconcile(store, scheme, wanted, clock=clock)
 
 
-__all__ = ["CLUSTER_ROLES", "CLUSTER_ROLE_BINDINGS", "reconcile_defaults"]
+__all__ = ["AGENT_EXECUTION_ROLE", "AGENT_GROUP", "AGENT_ROLE", "AGENT_ROLES", "CLUSTER_ROLES",
+           "CLUSTER_ROLE_BINDINGS", "binding", "reconcile", "reconcile_defaults"]

@@ -58,7 +58,8 @@ class ServerState:
         self.scheme = scheme
         self.tokens = tokens
         #: RBAC and ServiceAccounts, followed from the store (None when authentication is off)
-        self.authz = Authorizer(store, scheme=scheme, clock=clock) if tokens is not None else None
+        self.authz = Authorizer(store, scheme=scheme, clock=clock, tokens=tokens) \
+            if tokens is not None else None
         self.config = config
         self.discovery = Discovery(scheme)
         self.openapi = OpenAPI(scheme)
