@@ -1,9 +1,9 @@
 """docs/ha.md's recipe, run as a user pastes it: three ``fleetkeeper up`` replicas on one
 etcd are one plane.
 
-The fenced block ```` ```sh ha ```` is read from the document and each line is run with
-bash, in order, from a scratch directory standing for ``/tmp/fk-ha``, with free loopback
-ports in place of the document's (etcd 2379/2380, replicas 6443-6445); a line ending in
+The fenced block marked ``tested-in=tests/e2e/test_ha_recipe.py`` is read from the document
+and each line is run with bash, in order, from a scratch directory standing for ``/tmp/fk-ha``,
+with free loopback ports in place of the document's (etcd 2379/2380, replicas 6443-6445); a line ending in
 ``&`` is started in the background (etcd, the replicas) and stopped at the end. A
 ``# → TEXT`` comment is what the line's output must contain; every line but the refused
 ones must succeed. Besides what the lines show, after the revoke the agent's token is
@@ -37,7 +37,7 @@ from .test_up import KUBECTL
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "ha.md"
-BLOCK = re.compile(r"^```sh ha\n(.*?)^```", re.MULTILINE | re.DOTALL)
+BLOCK = re.compile(r"^```sh tested-in=tests/e2e/test_ha_recipe\.py\n(.*?)^```", re.MULTILINE | re.DOTALL)
 EXPECT = "   # → "
 #: the document's ports, in the order of :func:`free_ports`' answer
 PORTS = ("2379", "2380", "6443", "6444", "6445")
@@ -55,7 +55,7 @@ pytestmark = [
 def recipe() -> list[tuple[str, str | None]]:
     """The recipe's lines and what each one's output must contain."""
     found = BLOCK.search(DOC.read_text())
-    assert found, f"{DOC} has no ```sh ha block"
+    assert found, f"{DOC} has no block marked tested-in=tests/e2e/test_ha_recipe.py"
     lines = []
     for line in found.group(1).splitlines():
         command, _, expect = line.partition(EXPECT)
