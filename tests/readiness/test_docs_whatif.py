@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from fleetkeeper.cli.whatif import whatif
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "whatif.md"
-FENCED = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+FENCED = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 COMMAND = "$ fleetkeeper whatif --down member1 -f clusters.yaml -f apps.yaml"
 
 app = typer.Typer()
