@@ -11,10 +11,12 @@ A fenced block's info string says how its example is checked:
 * ``sh tested-in=PATH[,PATH]`` — too long or too big to run here (the test suite itself, a
   benchmark, several processes): the named tests run it, and they must exist;
 * ``yaml`` — a whole scenario (``kind: Scenario``; :mod:`tests.test_docs` runs those),
-  ``yaml file=NAME`` — a file the page's shell examples use, or ``yaml step`` — a scenario step,
-  checked by adding it to the page's first whole scenario and loading that.
+  ``yaml file=NAME`` — a file the page's shell examples use (it must parse), or ``yaml step`` — a
+  scenario step, checked by adding it to the page's first whole scenario and loading that;
+* ``console`` — a transcript, commands with their output; ``console tested-in=PATH[,PATH]`` names
+  the tests that replay it.
 
-Output (``text`` or a bare fence) is not an example. The pages checked are :data:`PAGES`.
+Output (``text``, ``json`` or a bare fence) is not an example. The pages checked are :data:`PAGES`.
 """
 
 from __future__ import annotations
@@ -39,13 +41,15 @@ from fleetkeeper.simulation import scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("README.md", "docs/concepts.md", "docs/cli.md", "docs/scenario-format.md", "docs/operations.md",
-         "docs/benchmarks.md", "docs/architecture.md")
+         "docs/ha.md", "docs/rbac.md", "docs/api.md", "docs/monitoring.md", "docs/whatif.md",
+         "docs/members.md", "docs/dashboard.md", "docs/benchmarks.md", "docs/architecture.md")
 #: what a scratch directory holds of the repository
 LINKED = ("examples", "samples")
 BIN = Path(sys.prefix) / "bin"
 FENCE = re.compile(r"^```([\w-]*)[ \t]*([^\n]*)\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 SHELL = frozenset({"sh", "bash", "shell"})
-MARKS = {"sh": frozenset({"up", "plane", "tested-in"}), "yaml": frozenset({"file", "step"})}
+MARKS = {"sh": frozenset({"up", "plane", "tested-in"}), "yaml": frozenset({"file", "step"}),
+         "console": frozenset({"tested-in"})}
 #: bound on one offline example, on the plane starting, and on all the plane examples together
 OFFLINE, START, PLANE = 120.0, 60.0, 300.0
 
@@ -66,11 +70,12 @@ class Example:
 
 
 def examples(page: str) -> list[Example]:
-    """The shell and YAML blocks of ``page``."""
+    """The shell, YAML and console blocks of ``page``."""
     text = (ROOT / page).read_text(encoding="utf-8")
     found = []
     for match in FENCE.finditer(text):
-        language = "sh" if match.group(1) in SHELL else "yaml" if match.group(1) in ("yaml", "yml") else ""
+        language = ("sh" if match.group(1) in SHELL else "yaml" if match.group(1) in ("yaml", "yml")
+                    else match.group(1) if match.group(1) == "console" else "")
         if language:
             marks = dict(word.partition("=")[::2] for word in match.group(2).split())
             line = text.count("\n", 0, match.start()) + 1
@@ -135,6 +140,8 @@ def test_each_example_says_how_it_is_checked(example: Example) -> None:
         doc = yaml.safe_load(example.text)
         assert isinstance(doc, dict) and doc.get("kind") == "Scenario", (
             f"{example.where}: a YAML example is a whole scenario, or marked file=NAME or step")
+    if example.language == "yaml" and "file" in example.marks:
+        assert list(yaml.safe_load_all(example.text)), f"{example.where}: the file is empty"
 
 
 def test_one_plane_is_started_and_only_by_fleetkeeper_up() -> None:
