@@ -4,7 +4,8 @@ driven through Selenium against ``fleetkeeper up``, as an on-call engineer would
 One plane for the module: anonymous first (only the sign-in page; every data request 401), then the
 admin (three Ready cards, nginx member1:1 / member2:2; ``fleetkeeper fault clusterDown member1``
 turns the card NotReady and the bars member2:3 without a reload, the timeline lists the eviction; a
-drill through the page), then a Pull agent's token (its lists refused in words, no drills). All
+drill through the page), then a Pull agent's token (its lists refused in words, no drills), then a
+ServiceAccount with ``view`` in team-a (team-a's workloads only, read namespace by namespace). All
 along: no console errors beyond the refusals asked for, no request outside the plane's origin, no
 horizontal overflow at 1280×800 or 390×844. A screenshot of each view, at both sizes, before and
 after the failover, is written to ``$FLEETKEEPER_TEST_ARTIFACTS/dashboard/`` when that variable is set,
@@ -29,7 +30,7 @@ import yaml
 
 from fleetkeeper.cli import chart
 
-from .test_up import FLEETKEEPER, PROCESS, SEED, Fleet, healthy, wait_for
+from .test_up import FLEETKEEPER, PROCESS, SEED, Fleet, healthy, wait_for, workload
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium missing: pip install -e '.[dev]'")
@@ -477,3 +478,71 @@ def test_an_agent_token_sees_only_refusals_and_no_drills(plane: tuple[Fleet, str
     ), refused
     outside = [u for u in browser.urls if not (u.startswith(browser.base + "/") or u.startswith("data:"))]
     assert outside == []
+
+
+SHOWN = "return Array.from(document.querySelectorAll('[data-binding]')).map((e) => e.dataset.binding)"
+NOTICE = "return (document.querySelector('#view .notice[data-status=\"403\"]') || {}).textContent"
+
+
+def test_a_namespaced_token_sees_its_namespaces_workloads_and_the_rest_refused(
+    plane: tuple[Fleet, str], browser: Browser
+) -> None:
+    """A ServiceAccount bound to ``view`` in team-a: the Workloads view lists team-a's binding (read in
+    team-a, the only namespace it may read them in) and not team-b's; the Fleet view says in one line
+    that the token may not list clusters; no drills; nothing in the console."""
+    fleet, _ = plane
+    web = workload("web", 2, {"member2": 1, "member3": 1})
+    for team in ("team-a", "team-b"):
+        fleet.kubectl_ok("create", "namespace", team)
+        fleet.kubectl_ok("apply", "-n", team, "-f", "-", stdin=web)
+    fleet.kubectl_ok("create", "serviceaccount", "viewer", "-n", "team-a")
+    fleet.kubectl_ok("create", "rolebinding", "viewer", "--clusterrole", "view",
+                     "--serviceaccount", "team-a:viewer", "-n", "team-a")
+    token = fleet.kubectl_ok("create", "token", "viewer", "-n", "team-a", "--duration", "1h").strip()
+    teams = ("team-a", "team-b")
+    wait_for(lambda: all(fleet.json("get", "rb", "-n", t)["items"] for t in teams), "each team's binding")
+    browser.js("const out = document.getElementById('signout'); if (out) out.click();")
+    browser.logs()
+    browser.urls.clear()
+    browser.sign_in(token)
+    browser.show("workloads")
+    browser.until(lambda: browser.bars("team-a/web-deployment") == {"member2": 1, "member3": 1},
+                  "team-a's binding and its bars")
+    assert browser.js("return document.querySelector('#scope .scope').dataset.namespaces") == "team-a"
+    assert browser.js(SHOWN) == ["team-a/web-deployment"], "only what the token may read"
+    severe = browser.logs()  # (and the requests made, into browser.urls)
+    requested = {u.removeprefix(browser.base).split("?")[0] for u in browser.urls}
+    assert "/apis/work.karmada.io/v1alpha2/namespaces/team-a/resourcebindings" in requested
+    assert "/apis/work.karmada.io/v1alpha2/resourcebindings" not in requested, "no list it would be refused"
+
+    # typed namespaces, and no watch left to open (as with many namespaces): listed again instead
+    browser.js("FK.MAX_STREAMS = 0; FK.POLL_MS = 500;")
+    field = browser.driver.find_element("css selector", "#scope input[name=namespaces]")
+    field.send_keys("team-a, team-b")
+    browser.js("document.querySelector('#scope button[name=namespaces-apply]').click()")
+    line = "return (document.querySelector('#scope .scope p') || {}).textContent || ''"
+    said = browser.until(lambda: "Not readable: team-b." in browser.js(line), "team-b said unreadable")
+    assert said and browser.js("return sessionStorage.getItem('fleetkeeper.namespaces')") == "team-a,team-b"
+    assert "Listed again every 0.5 s." in browser.js(line)
+    fleet.kubectl_ok("scale", "deployment", "web", "-n", "team-a", "--replicas", "4")
+    browser.until(lambda: browser.bars("team-a/web-deployment") == {"member2": 2, "member3": 2},
+                  "the change, listed again")
+    assert browser.js(SHOWN) == ["team-a/web-deployment"]
+
+    browser.js("location.hash = '#workload/team-a/web-deployment'")
+    placed = "return (document.querySelector('.policy p') || {}).textContent"
+    policy = browser.until(lambda: browser.js(placed), "the policy that placed it")
+    assert policy == "PropagationPolicy team-a/web"
+    assert "may not list timelineentries" in browser.js(NOTICE)
+    browser.show("fleet")
+    notice = browser.until(lambda: browser.js(NOTICE), "the notice")
+    assert "may not list clusters" in notice and "at the cluster scope" in notice
+    assert browser.js("return document.querySelectorAll('#view .notice').length") == 1
+    assert browser.js("return document.querySelectorAll('article.cluster').length") == 0
+    browser.show("drills")
+    browser.until(lambda: browser.js("return document.querySelector('[data-refused=drills]')"), "no drills")
+    assert browser.js("return document.querySelectorAll('.drill').length") == 0
+    for view in ("timeline", "whatif"):
+        browser.show(view)
+        browser.until(lambda: browser.js(NOTICE), view)
+    assert severe + browser.logs() == [], "the console shows errors"

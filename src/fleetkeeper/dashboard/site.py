@@ -34,6 +34,7 @@ FILES = {
     "style.css": "text/css; charset=utf-8",
     "api.js": "text/javascript; charset=utf-8",
     "chart.js": "text/javascript; charset=utf-8",
+    "scope.js": "text/javascript; charset=utf-8",
     "views.js": "text/javascript; charset=utf-8",
     "pages.js": "text/javascript; charset=utf-8",
     "drills.js": "text/javascript; charset=utf-8",

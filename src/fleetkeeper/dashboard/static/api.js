@@ -4,7 +4,9 @@
 // kept in sessionStorage: it goes when the tab closes). A Collection lists a kind, then watches it
 // from the list's resourceVersion; a watch that ends is started again from the last version seen,
 // and one the server answers 410 Gone (too old) lists again. A 401 signs the user out; a 403 is kept
-// on the collection, for the views to say what the token may not read.
+// on the collection, for the views to say what the token may not read. A collection made with
+// `pollMs` lists again at that interval instead of watching (scope.js: a browser holds only six
+// connections to one server, so only a few watches may stay open at once).
 "use strict";
 
 const FK = window.FK || (window.FK = {});
@@ -50,10 +52,13 @@ const MAX_BACKOFF_MS = 30000;
 const WATCH_SECONDS = 240;
 
 FK.Collection = class {
-  constructor(name, path, onChange) {
+  constructor(name, path, onChange, pollMs) {
     this.name = name;
     this.path = path;
     this.onChange = onChange;
+    this.pollMs = pollMs || 0;
+    this.seen = "";       // what a poll found last (its items' versions): unchanged, nothing re-renders
+    this.wake = null;
     this.items = new Map();
     this.version = "";
     this.error = null;    // {status, message} when the token may not list (or the list failed)
@@ -71,6 +76,16 @@ FK.Collection = class {
   stop() {
     this.stopped = true;
     if (this.controller) this.controller.abort();
+    if (this.wake) this.wake();
+  }
+
+  // a collection the token may not list, said without asking the server (and logging a 403)
+  static refusedAs(name, message) {
+    const refused = new FK.Collection(name, "", () => {});
+    refused.error = { status: 403, message };
+    refused.loaded = true;
+    refused.stopped = true;
+    return refused;
   }
 
   changed() {
@@ -80,11 +95,12 @@ FK.Collection = class {
   async run() {
     while (!this.stopped) {
       try {
-        if (!this.version) {
+        if (!this.version || this.pollMs) {
           const listed = await this.list();
           if (!listed) return;  // refused: the error is shown, nothing to watch
         }
-        await this.watch();
+        if (this.pollMs) await new Promise((r) => { this.wake = r; setTimeout(r, this.pollMs); });
+        else await this.watch();
         this.backoff = 1000;
       } catch (e) {
         if (this.stopped) return;
@@ -103,11 +119,15 @@ FK.Collection = class {
       if (answer.status === 401 || answer.status === 403) return false;
       throw new Error(this.error.message);
     }
+    const items = answer.data.items || [];
+    const seen = items.map((o) => FK.key(o) + "@" + (o.metadata || {}).resourceVersion).join(",");
+    const same = this.loaded && !this.error && seen === this.seen;
     this.error = null;
-    this.items = new Map((answer.data.items || []).map((o) => [FK.key(o), o]));
+    this.seen = seen;
+    this.items = new Map(items.map((o) => [FK.key(o), o]));
     this.version = (answer.data.metadata || {}).resourceVersion || "";
     this.loaded = true;
-    this.changed();
+    if (!same) this.changed();
     return true;
   }
 
@@ -166,12 +186,18 @@ FK.Collection = class {
   }
 };
 
-FK.PATHS = {
-  clusters: "/apis/cluster.karmada.io/v1alpha1/clusters",
-  bindings: "/apis/work.karmada.io/v1alpha2/resourcebindings",
-  clusterBindings: "/apis/work.karmada.io/v1alpha2/clusterresourcebindings",
-  timeline: "/apis/fleetkeeper.io/v1alpha1/timelineentries",
+// the kinds the views read: where they live, and whether they are namespaced
+FK.KINDS = {
+  clusters: { group: "cluster.karmada.io", version: "v1alpha1", resource: "clusters", namespaced: false },
+  bindings: { group: "work.karmada.io", version: "v1alpha2", resource: "resourcebindings", namespaced: true },
+  clusterBindings: { group: "work.karmada.io", version: "v1alpha2", resource: "clusterresourcebindings",
+    namespaced: false },
+  timeline: { group: "fleetkeeper.io", version: "v1alpha1", resource: "timelineentries", namespaced: false },
 };
+// a kind's list path: across the fleet, or in one namespace
+FK.pathOf = (kind, namespace) => "/apis/" + kind.group + "/" + kind.version +
+  (namespace ? "/namespaces/" + encodeURIComponent(namespace) : "") + "/" + kind.resource;
+FK.PATHS = Object.fromEntries(Object.entries(FK.KINDS).map(([name, kind]) => [name, FK.pathOf(kind, "")]));
 
 // May the token do this? (a SelfSubjectAccessReview, as kubectl auth can-i)
 FK.can = async function (verb, group, resource) {

@@ -1,5 +1,7 @@
 // fleetkeeper dashboard: sign-in, routing (#fleet, #workloads, #workload/NS/NAME, #timeline, #whatif,
 // #drills) and rendering. Views re-render from the watched collections as they change: no reload.
+// What each collection reads — across the fleet, in some namespaces, or nothing — is decided at
+// sign-in from what the token may do (scope.js).
 "use strict";
 
 (function (FK) {
@@ -46,13 +48,17 @@
 
   function render() {
     ui.timer = null;
-    if (!state) return;
+    if (!state || !state.ready) return;
     const [name, ...rest] = route();
     const view = VIEWS[name];
     const key = [name, ...rest].join("/");
     const names = state.clusters.list_().map((c) => c.metadata.name).sort().join(",");
     if (names !== state.names) { state.names = names; changed.add("clusterNames"); }
     const fresh = key !== ui.current;
+    if (fresh || changed.has("scope")) {
+      const spread = view.deps.some((d) => state[d] instanceof FK.Spread);
+      $("scope").replaceChildren(...(spread ? [FK.scopeBar(state, rescope)].filter(Boolean) : []));
+    }
     const due = fresh || ui.force || changed.has("ui") || view.deps.some((d) => changed.has(d));
     changed = new Set();
     ui.force = false;
@@ -86,12 +92,51 @@
     if (state === mine) touched("whatif");
   }
 
-  function start() {
+  async function whoami() {
+    const answer = await FK.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", {
+      apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" });
+    return answer;
+  }
+
+  const userOf = (answer) => (((answer.data || {}).status || {}).userInfo || {}).username || "";
+
+  // each namespaced kind the token may not read across the fleet: in the namespaces it may read it in
+  function spread(scope) {
+    let streams = FK.MAX_STREAMS - Object.keys(FK.KINDS).filter((n) => state[n] instanceof FK.Collection &&
+      !state[n].stopped).length;
+    for (const name of scope.narrow) {
+      const namespaces = scope.namespaces[name];
+      state[name].use(namespaces, Math.max(0, streams), FK.cannotList(state.user, FK.KINDS[name]) +
+        (namespaces.length ? "" : ", and may read it in no namespace it can name: type its namespaces above"));
+      if (namespaces.length <= streams) streams -= namespaces.length;
+    }
+  }
+
+  async function rescope() {
+    const mine = state;
+    const scope = await FK.discover(mine.user, FK.typedNamespaces());
+    if (state !== mine || scope.all) return;
+    mine.scope = scope;
+    spread(scope);
+    touched("scope");
+  }
+
+  async function start(user) {
     $("signin").hidden = true;
     $("app").hidden = false;
-    state = { whatifStale: true, whatifSoon: null, whatifAt: 0, names: "" };
-    for (const [name, path] of Object.entries(FK.PATHS)) state[name] = new FK.Collection(name, path, () => touched(name));
-    for (const name of Object.keys(FK.PATHS)) state[name].start();
+    const mine = state = { whatifStale: true, whatifSoon: null, whatifAt: 0, names: "", ready: false };
+    if (user === undefined) user = userOf(await whoami());
+    const scope = await FK.discover(user, FK.typedNamespaces());
+    if (state !== mine) return;  // signed out meanwhile
+    $("who").textContent = user;
+    Object.assign(state, { user, scope });
+    for (const [name, kind] of Object.entries(FK.KINDS)) {
+      if (scope.all || scope.wide[name]) state[name] = new FK.Collection(name, FK.PATHS[name], () => touched(name)).start();
+      else if (kind.namespaced) state[name] = new FK.Spread(name, () => touched(name));
+      else state[name] = FK.Collection.refusedAs(name, FK.cannotList(user, kind));
+    }
+    if (!scope.all) spread(scope);
+    state.ready = true;
     state.whatifTimer = setInterval(refreshWhatif, 3000);
     ui.current = "";
     ui.rerender(true);
@@ -99,7 +144,7 @@
 
   function signOut(message) {
     if (state) {
-      for (const name of Object.keys(FK.PATHS)) state[name].stop();
+      for (const name of Object.keys(FK.KINDS)) if (state[name]) state[name].stop();
       clearInterval(state.whatifTimer);
       clearTimeout(state.whatifSoon);
     }
@@ -109,6 +154,7 @@
     sessionStorage.removeItem(FK.TOKEN_KEY);
     $("app").hidden = true;
     $("signin").hidden = false;
+    $("scope").replaceChildren();
     delete document.body.dataset.view;
     $("signin-error").textContent = message || "";
   }
@@ -121,17 +167,14 @@
     if (!token) return;
     sessionStorage.setItem(FK.TOKEN_KEY, token);
     $("token").value = "";
-    const answer = await FK.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", {
-      apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" });
+    const answer = await whoami();
     if (answer.status === 401) return;
     if (answer.status === 0) {
       sessionStorage.removeItem(FK.TOKEN_KEY);
       $("signin-error").textContent = "The plane cannot be reached; try again.";
       return;
     }
-    const user = (((answer.data || {}).status || {}).userInfo || {}).username;
-    $("who").textContent = user || "";
-    start();
+    start(userOf(answer));
   }
 
   function init() {
