@@ -20,6 +20,9 @@ binding (or a cluster) is now and the failover timeline that led there.
   when they were added); the Pull heartbeat (its Lease); the workloads scheduled there;
   eviction tasks away from it; then its timeline.
 
+A part the caller's token may not read (RBAC: the Works of other namespaces, the timeline,
+the Lease, the bindings) is marked ``not shown`` with the server's reason; the rest stands.
+
 ``describe binding NAME --chart FILE`` also draws the binding's replicas per cluster over that
 timeline as SVG (:mod:`fleetkeeper.cli.chart`).
 """
@@ -74,6 +77,12 @@ def _section(out: Console, title: str, headers: list[str], values: list[list[str
     t.rows(headers, values, out=out)
 
 
+def _not_shown(out: Console, title: str, refused: errors.Forbidden) -> None:
+    """Say that a part is left out because the caller may not read it."""
+    out.print()
+    out.print(f"[bold]{title}:[/bold] not shown: {escape(refused.message)}", soft_wrap=True)
+
+
 def _conditions(out: Console, obj: dict[str, Any], now: datetime) -> None:
     found = [c for c in dig(obj, "status", "conditions") or [] if isinstance(c, dict)]
     _section(out, "Conditions", ["TYPE", "STATUS", "REASON", "MESSAGE", "SINCE"],
@@ -106,6 +115,18 @@ def _timeline(out: Console, entries: list[dict[str, Any]], *, with_subject: bool
 
     headers = ["TIME (UTC)", *(["SUBJECT"] if with_subject else []), "ACTION", "MESSAGE", "BY"]
     _section(out, "Failover timeline (oldest first)", headers, [row(e) for e in entries])
+
+
+async def _timeline_shown(client: RestClient, subjects: list[tuple[str, str, str | None]], out: Console, *,
+                          with_subject: bool) -> list[dict[str, Any]]:
+    """Print the subjects' timeline (or that the caller may not read it); return its entries."""
+    try:
+        entries = await timeline(client, subjects)
+    except errors.Forbidden as exc:
+        _not_shown(out, "Failover timeline", exc)
+        return []
+    _timeline(out, entries, with_subject=with_subject)
+    return entries
 
 
 def _tasks(tasks: list[dict[str, Any]], now: datetime, *, label: str = "FROM") -> list[list[str]]:
@@ -250,15 +271,18 @@ async def describe_binding(client: RestClient, model: type[Binding], name: str, 
         _section(out, "Eviction history", ["CLUSTER", "REASON", "PRODUCER", "AGO"],
                  [[text(h.get("clusterName")), text(h.get("reason")), text(h.get("producer")),
                    t.age(h.get("evictedAt"), now)] for h in history])
-    works = await _works_of(client, binding)
-    _section(out, "Works", ["NAMESPACE", "NAME", "APPLIED", "HEALTH", "OVERRIDES"],
-             [[w.namespace, w.name, t.condition_status("Applied")(w.to_dict(), now), _work_health(w),
-               applied_overrides(w)] for w in works])
+    works: list[Work] = []
+    try:
+        works = await _works_of(client, binding)
+        _section(out, "Works", ["NAMESPACE", "NAME", "APPLIED", "HEALTH", "OVERRIDES"],
+                 [[w.namespace, w.name, t.condition_status("Applied")(w.to_dict(), now), _work_health(w),
+                   applied_overrides(w)] for w in works])
+    except errors.Forbidden as exc:
+        _not_shown(out, "Works", exc)
     subjects: list[tuple[str, str, str | None]] = [(binding.kind, binding.name, namespace or None)]
     subjects += [("Cluster", c, None) for c in related_clusters(obj)]
     subjects += [("Work", w.name, w.namespace) for w in works]
-    entries = await timeline(client, subjects)
-    _timeline(out, entries, with_subject=True)
+    entries = await _timeline_shown(client, subjects, out, with_subject=True)
     if chart_to is not None:
         title = f"{namespace + '/' if namespace else ''}{name}: replicas per cluster"
         svg = chart.render(chart.from_entries(entries, title=title))
@@ -319,8 +343,11 @@ async def describe_cluster(client: RestClient, name: str, out: Console, now: dat
                f"{t.age(x.get('timeAdded'), now)} ago" if x.get("timeAdded") else t.NONE] for x in taints])
     if spec.get("syncMode") == "Pull":
         await _heartbeat(client, name, out, now)
-    await _workloads(client, name, out, now)
-    _timeline(out, await timeline(client, [("Cluster", name, None)]), with_subject=False)
+    try:
+        await _workloads(client, name, out, now)
+    except errors.Forbidden as exc:
+        _not_shown(out, "Workloads scheduled here", exc)
+    await _timeline_shown(client, [("Cluster", name, None)], out, with_subject=False)
 
 
 async def _if_it_fails(client: RestClient, name: str, now: datetime) -> str:
@@ -352,6 +379,9 @@ async def _heartbeat(client: RestClient, name: str, out: Console, now: datetime)
         lease = (await client.get(Lease, name, constants.LEASE_NAMESPACE)).to_dict()
     except errors.NotFound:
         out.print("[bold]Heartbeat:[/bold] no Lease yet (the agent never renewed)")
+        return
+    except errors.Forbidden as exc:
+        out.print(f"[bold]Heartbeat:[/bold] not shown: {escape(exc.message)}", soft_wrap=True)
         return
     renewed = dig(lease, "spec", "renewTime")
     out.print(f"[bold]Heartbeat:[/bold] Lease {constants.LEASE_NAMESPACE}/{name} renewed "

@@ -22,9 +22,14 @@ after, the replicas left Pending for lack of room, and what stops it — ``homel
 cluster takes the evicted replicas: the old copy stays), ``blocked`` (the circuit
 breaker pauses evictions), ``tolerated`` (forever, or for ``movesAfterSeconds``).
 
+Against the plane the answer needs the whole fleet: a token that may not list the Clusters,
+the ResourceBindings and ClusterResourceBindings of every namespace and the
+ClusterTaintPolicies is told which of them it lacks (RBAC), rather than given an answer
+about part of the fleet.
+
 Exit codes: 0 every workload keeps all its replicas; 3 some would be homeless, short of
 replicas or blocked; 2 bad input (a message naming the flag, file or field); 1 the
-plane cannot be reached.
+plane cannot be reached, or the token may not read the fleet.
 """
 
 from __future__ import annotations
@@ -268,6 +273,12 @@ def whatif(
                 return answer(await read_fleet(session.client, threshold=threshold))
             except BadInput as exc:
                 raise connect.BadInput(str(exc)) from None
+            except errors.Forbidden as exc:
+                raise connect.Failed(
+                    "whatif reads the whole fleet — the Clusters, the ResourceBindings and "
+                    "ClusterResourceBindings of every namespace, the ClusterTaintPolicies — and this token "
+                    f"may not: {exc.message}. Ask for a ClusterRoleBinding that lets it list them, or answer "
+                    "offline with -f FILE") from None
 
         matrix = connect.run(kubeconfig, live)
     typer.echo(render_each(each, matrix, output) if each is not None else render(matrix[0][1], output))

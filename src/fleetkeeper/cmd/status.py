@@ -8,6 +8,8 @@ Lease ``karmada-system/fleetkeeper-controller-manager`` (its holder leads since 
 out — a replica killed without a clean stop), the Events the elections recorded on the Lease
 (``LeaderElection``: ``X became leader``, ``X stopped leading``), and the Clusters' Ready
 condition. The store is what the replicas announce, with the revision the API reads at.
+A caller whose token may not read a part (RBAC) sees the others, and that part says it is
+not shown and why (under ``forbidden`` in JSON); the command still succeeds.
 ``-o json`` prints the same as one object::
 
     fleetkeeper status
@@ -17,9 +19,10 @@ condition. The store is what the replicas announce, with the revision the API re
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -40,6 +43,7 @@ LEASE, NAMESPACE = "fleetkeeper-controller-manager", constants.KARMADA_SYSTEM_NA
 #: how many of the latest takeover Events are shown
 TAKEOVERS = 10
 OUTPUTS = ("text", "json")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -51,22 +55,43 @@ class Status:
     clusters: list[Cluster]
     takeovers: list[Event]
     revision: str
+    #: section (leader, replicas, members, takeovers) → why the caller may not read it
+    forbidden: dict[str, str] = field(default_factory=dict)
+
+
+async def _allowed(forbidden: dict[str, str], section: str, read: Awaitable[T]) -> T | None:
+    """``read``'s answer, or None with the server's refusal kept under ``section``."""
+    try:
+        return await read
+    except errors.Forbidden as exc:
+        forbidden[section] = exc.message
+        return None
+
+
+async def _lease(client: Client) -> Lease | None:
+    try:
+        return await client.get(Lease, LEASE, NAMESPACE)
+    except errors.NotFound:
+        return None
 
 
 async def gather(client: Client, now: datetime) -> Status:
-    """Read the lease, the replicas, the members and the takeovers."""
-    try:
-        lease: Lease | None = await client.get(Lease, LEASE, NAMESPACE)
-    except errors.NotFound:
-        lease = None
-    records = await client.list(Lease, NAMESPACE, label_selector=f"{presence.REPLICA_OF_LABEL}={LEASE}")
-    replicas = sorted((presence.seen(r, now) for r in records.items), key=lambda r: r.identity)
-    events = [e for e in (await client.list(Event, NAMESPACE)).items
+    """Read the lease, the replicas, the members and the takeovers (those the caller may)."""
+    forbidden: dict[str, str] = {}
+    lease = await _allowed(forbidden, "leader", _lease(client))
+    records = await _allowed(forbidden, "replicas", client.list(
+        Lease, NAMESPACE, label_selector=f"{presence.REPLICA_OF_LABEL}={LEASE}"))
+    seen = [presence.seen(r, now) for r in records.items] if records is not None else []
+    replicas = sorted(seen, key=lambda r: r.identity)
+    listed = await _allowed(forbidden, "takeovers", client.list(Event, NAMESPACE))
+    events = [e for e in (listed.items if listed is not None else [])
               if e.reason == EVENT_REASON and e.involved_object.kind == Lease.KIND
               and e.involved_object.name == LEASE]
     events.sort(key=lambda e: (e.last_timestamp or e.first_timestamp or now, e.name))
-    clusters = sorted((await client.list(Cluster)).items, key=lambda c: c.name)
-    return Status(lease, replicas, clusters, events[-TAKEOVERS:], records.resource_version)
+    members = await _allowed(forbidden, "members", client.list(Cluster))
+    clusters = sorted(members.items, key=lambda c: c.name) if members is not None else []
+    revision = next((x.resource_version for x in (records, listed, members) if x is not None), "")
+    return Status(lease, replicas, clusters, events[-TAKEOVERS:], revision, forbidden)
 
 
 def _time(value: datetime | None) -> str | None:
@@ -97,35 +122,54 @@ def report(status: Status, now: datetime) -> dict[str, Any]:
                         "reason": ready.reason if ready else None, "syncMode": cluster.spec.sync_mode})
     takeovers = [{"time": _time(e.last_timestamp or e.first_timestamp), "message": e.message}
                  for e in status.takeovers]
-    return {"store": {"urls": stores, "revision": status.revision}, "leader": leader, "replicas": replicas,
-            "members": members, "takeovers": takeovers}
+    shown = {"store": {"urls": stores, "revision": status.revision}, "leader": leader, "replicas": replicas,
+             "members": members, "takeovers": takeovers}
+    return {**shown, "forbidden": dict(status.forbidden)} if status.forbidden else shown
 
 
-def render(data: dict[str, Any], status: Status, now: datetime) -> list[str]:
-    """The status as lines of text."""
-    store = ", ".join(data["store"]["urls"]) or "(no live replica says)"
-    lines = [f"store      {store} (revision {data['store']['revision']})"]
+def _leader(data: dict[str, Any], status: Status, now: datetime) -> list[str]:
     spec = status.lease.spec if status.lease is not None else None
     if data["leader"] is None or spec is None:
-        lines.append("leader     none (nobody holds the lease "
-                     f"{NAMESPACE}/{LEASE})")
-    else:
-        lines.append(f"leader     {data['leader']['identity']} since {data['leader']['since']} "
-                     f"({_ago(spec.acquire_time, now)}); renewed {_ago(spec.renew_time, now)}; "
-                     f"{data['leader']['transitions']} transitions")
+        return [f"leader     none (nobody holds the lease {NAMESPACE}/{LEASE})"]
+    return [f"leader     {data['leader']['identity']} since {data['leader']['since']} "
+            f"({_ago(spec.acquire_time, now)}); renewed {_ago(spec.renew_time, now)}; "
+            f"{data['leader']['transitions']} transitions"]
+
+
+def _replicas(data: dict[str, Any], status: Status, now: datetime) -> list[str]:
     live = sum(r["state"] != "gone" for r in data["replicas"])
-    lines.append(f"replicas   {len(data['replicas'])} seen, {live} live")
+    lines = [f"replicas   {len(data['replicas'])} seen, {live} live"]
     for record, replica in zip(status.replicas, data["replicas"], strict=True):
         lines.append(f"  {replica['identity']:<32} {replica['state']:<8} {replica['server'] or '-':<28} "
                      f"renewed {_ago(record.renewed, now)}")
+    return lines
+
+
+def _members(data: dict[str, Any], status: Status, now: datetime) -> list[str]:
     ready = sum(m["ready"] == "True" for m in data["members"])
-    lines.append(f"members    {ready} Ready, {len(data['members']) - ready} not Ready")
+    lines = [f"members    {ready} Ready, {len(data['members']) - ready} not Ready"]
     for member in data["members"]:
         state = "Ready" if member["ready"] == "True" else f"NotReady ({member['reason'] or member['ready']})"
         lines.append(f"  {member['name']:<32} {state}")
-    lines.append(f"takeovers  (Events on Lease {NAMESPACE}/{LEASE}, latest last)")
-    for takeover in data["takeovers"]:
-        lines.append(f"  {takeover['time']}  {takeover['message']}")
+    return lines
+
+
+def _takeovers(data: dict[str, Any], status: Status, now: datetime) -> list[str]:
+    lines = [f"takeovers  (Events on Lease {NAMESPACE}/{LEASE}, latest last)"]
+    lines += [f"  {takeover['time']}  {takeover['message']}" for takeover in data["takeovers"]]
+    return lines
+
+
+SECTIONS = (("leader", _leader), ("replicas", _replicas), ("members", _members), ("takeovers", _takeovers))
+
+
+def render(data: dict[str, Any], status: Status, now: datetime) -> list[str]:
+    """The status as lines of text; a section the caller may not read says so instead."""
+    store = ", ".join(data["store"]["urls"]) or "(no live replica says)"
+    lines = [f"store      {store} (revision {data['store']['revision'] or 'unknown'})"]
+    for section, lines_of in SECTIONS:
+        why = data.get("forbidden", {}).get(section)
+        lines += [f"{section:<10} not shown: {why}"] if why else lines_of(data, status, now)
     return lines
 
 
