@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 
 from fleetkeeper.apiserver import Tokens, build_app
+from fleetkeeper.apiserver.agent_rbac import CLUSTER_LABEL
 from fleetkeeper.apiserver.transport import InProcessTransport
 from fleetkeeper.clock import SystemClock
 
@@ -94,11 +95,17 @@ async def test_a_new_agent_is_granted_and_a_revoked_one_loses_its_grants(api: Ap
 
 
 async def test_the_default_agent_role_is_given_back_its_rules_at_start(api: Api) -> None:
+    """Edited or deleted, the plane's agent roles and grants are as they should be after a start;
+    the grants of a cluster without an agent token are removed."""
     path = f"{RBAC}/clusterroles/system:fleetkeeper:agent"
     role: dict[str, Any] = (await api.http.get(path)).json()
     role["rules"] = []
     assert (await api.http.put(path, json=role)).status_code == 200
     assert (await api.http.delete(GRANTS[1])).status_code == 200
+    ghost = {"metadata": {"name": "system:fleetkeeper:agent:ghost", "labels": {CLUSTER_LABEL: "ghost"}},
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+             "subjects": [{"kind": "User", "name": "system:fleetkeeper:agent:ghost"}]}
+    assert (await api.http.post(f"{RBAC}/clusterrolebindings", json=ghost)).status_code == 201
     tokens = Tokens(admin=ADMIN, agents={"member1": AGENT})
     restarted = build_app(api.store, clock=SystemClock(), tokens=tokens)
     async with httpx.AsyncClient(transport=InProcessTransport(restarted), base_url="http://apiserver.test",
@@ -106,3 +113,5 @@ async def test_the_default_agent_role_is_given_back_its_rules_at_start(api: Api)
         assert (await agent.get(f"{CLUSTERS}/member1")).status_code == 404  # allowed again
     restarted.close()
     assert len((await api.http.get(path)).json()["rules"]) == 4
+    gone = await api.http.get(f"{RBAC}/clusterrolebindings/system:fleetkeeper:agent:ghost")
+    assert gone.status_code == 404
