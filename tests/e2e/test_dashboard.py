@@ -545,4 +545,5 @@ def test_a_namespaced_token_sees_its_namespaces_workloads_and_the_rest_refused(
     for view in ("timeline", "whatif"):
         browser.show(view)
         browser.until(lambda: browser.js(NOTICE), view)
+    browser.screenshots("team-a")
     assert severe + browser.logs() == [], "the console shows errors"
