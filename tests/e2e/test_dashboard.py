@@ -518,6 +518,12 @@ def test_a_namespaced_token_sees_its_namespaces_workloads_and_the_rest_refused(
     # typed namespaces, and no watch left to open (as with many namespaces): listed again instead
     browser.js("FK.MAX_STREAMS = 0; FK.POLL_MS = 500;")
     field = browser.driver.find_element("css selector", "#scope input[name=namespaces]")
+    field.send_keys("team-a, Team_B")
+    browser.js("document.querySelector('#scope button[name=namespaces-apply]').click()")
+    refused = "return document.querySelector('#scope .notice').textContent"
+    assert browser.js(refused) == "namespaces: 'Team_B' is not a namespace name (a DNS label)"
+    assert browser.js("return sessionStorage.getItem('fleetkeeper.namespaces')") is None
+    field.clear()
     field.send_keys("team-a, team-b")
     browser.js("document.querySelector('#scope button[name=namespaces-apply]').click()")
     line = "return (document.querySelector('#scope .scope p') || {}).textContent || ''"
