@@ -3,8 +3,9 @@
 Pure functions: the input document is never modified, the result shares nothing with
 the patch. :func:`apply_json_patch` reads RFC 6902 strictly (the binding controller's
 overrides); the API server and the local client apply a client's JSON patch as
-kube-apiserver does (:mod:`fleetkeeper.api.kubepatch`). They live in the lowest layer so that the local client, the API server and
-the binding controller's overrides (which may not import one another) patch alike.
+kube-apiserver does (:mod:`fleetkeeper.api.kubepatch`). They live in the lowest layer so
+that the local client, the API server and the binding controller's overrides (which may
+not import one another) patch alike.
 
 Errors: a patch document that is malformed (not a list of operations, an unknown
 ``op``, a pointer without a leading ``/``) is :class:`errors.BadRequest`; a well-formed

@@ -54,8 +54,8 @@ from fleetkeeper.apiserver.auth import (
 )
 from fleetkeeper.apiserver.crds import CrdServing
 from fleetkeeper.apiserver.discovery import AGGREGATED_CONTENT_TYPE, version_info, wants_aggregated
-from fleetkeeper.apiserver.metrics import Children, labels_of
 from fleetkeeper.apiserver.fieldcheck import duplicate_fields
+from fleetkeeper.apiserver.metrics import Children, labels_of
 from fleetkeeper.apiserver.namespaces import Bootstrap
 from fleetkeeper.apiserver.openapi_v2 import PROTOBUF as OPENAPI_V2
 from fleetkeeper.apiserver.openapi_v2 import PROTOBUF_ANSWER as OPENAPI_V2_ANSWER
