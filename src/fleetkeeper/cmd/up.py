@@ -275,7 +275,7 @@ def _next_steps(run: Up, kubeconfig: Path) -> None:
     typer.echo(f"\nReady in {elapsed:.1f}s. Next steps:\n")
     typer.echo(f"  export KUBECONFIG={kubeconfig}")
     typer.echo("  kubectl get clusters")
-    typer.echo("  kubectl apply -f app.yaml                   # a Deployment and its PropagationPolicy")
+    typer.echo("  kubectl apply -f samples/nginx/             # in the repository: nginx and its policy")
     typer.echo("  fleetkeeper get bindings -A")
     typer.echo("  fleetkeeper describe binding default/NAME    # placement, health and the failover timeline")
     typer.echo(f"\nCtrl-C stops; the state stays in {run.state_dir} (the next `fleetkeeper up` resumes it).")
