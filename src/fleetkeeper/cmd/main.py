@@ -180,7 +180,8 @@ COMMANDS: dict[str, Lazy] = {
     "token": Lazy(_cmd_agent, "token_app",
                   "Credentials for Pull agents (create-agent, revoke) and people (create-user)."),
     "kubeconfig": Lazy(_cmd_kubeconfig, "kubeconfig",
-                       "Print a kubeconfig for the plane: any replica, or a load balancer in front."),
+                       "Print a kubeconfig for the plane (any replica, or a load balancer in front), "
+                       "or for one member."),
     "member-sim": Lazy(_cmd_member_sim, "member_sim",
                        "Serve one simulated member cluster as a Kubernetes API over HTTPS."),
     # the traffic loop: the DNS detector of member clusters, the load balancer, fault drills
@@ -194,7 +195,8 @@ COMMANDS: dict[str, Lazy] = {
     "status": Lazy(_cmd_status, "status",
                    "Show who leads the controllers, the replicas, the store and the members."),
     "get": Lazy(_cli_get, "get", "List objects of a kind, or show one, from the control plane."),
-    "logs": Lazy(_cli_members, "logs", "Print the log of a pod in a member cluster, through the plane."),
+    "logs": Lazy(_cli_members, "logs",
+                 "Print the log of a pod in a member cluster, through the plane's cluster proxy."),
     "top": Lazy(_cli_members, "top_app", "Resource use of the member clusters."),
     "describe": Lazy(_cli_describe, "describe",
                      "Explain a binding or a cluster: its state, and the failover timeline that led there."),
