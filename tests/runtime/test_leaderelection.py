@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import pytest
+import structlog
 from prometheus_client import REGISTRY
 from structlog.testing import capture_logs
+from structlog.typing import FilteringBoundLogger
 
 from fleetkeeper import errors
 from fleetkeeper.api.coordination import Lease
@@ -227,6 +230,13 @@ def lease_events(store_events: list[Event]) -> list[tuple[str | None, str | None
             if e.involved_object.name == LEASE]
 
 
+def every_level() -> FilteringBoundLogger:
+    """A logger that passes every level on to the processors in force (``capture_logs``'s)."""
+    logger: FilteringBoundLogger = structlog.wrap_logger(
+        None, wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+    return logger
+
+
 def test_a_takeover_is_logged_recorded_on_the_lease_and_counted() -> None:
     """Becoming leader, losing the lease and handing it over: one log line each, an Event on the
     Lease in client-go's words, and ``leader_election_master_status`` 1 while leading."""
@@ -236,10 +246,11 @@ def test_a_takeover_is_logged_recorded_on_the_lease_and_counted() -> None:
         store = open_store("memory://", clock=clock)
         client = LocalClient(store, clock=clock)
         cable = Unpluggable(client)
-        a = LeaderElector(cable, LeaderElectionConfig(LEASE, "a"), clock=clock)
-        b = LeaderElector(client, LeaderElectionConfig(LEASE, "b"), clock=clock)
         status: list[float | None] = [REGISTRY.get_sample_value("leader_election_master_status", gauge)]
         with capture_logs() as logs:
+            # every level, whatever level an earlier test configured for the process's loggers
+            a = LeaderElector(cable, LeaderElectionConfig(LEASE, "a"), clock=clock, logger=every_level())
+            b = LeaderElector(client, LeaderElectionConfig(LEASE, "b"), clock=clock, logger=every_level())
             task_a = asyncio.create_task(a.run())
             await a.wait_for_leadership()
             await asyncio.sleep(1.0)
