@@ -7,12 +7,12 @@ token issued through one replica is accepted by all and one revoked through any 
 refused by all as soon as the store tells them (a watch event: milliseconds, well under a
 second). A request costs a hash and a dictionary look-up, never a store read. When the
 watch breaks (the store restarts, history was compacted) it lists again and resumes;
-until then the tokens known last stay in force.
+until then the tokens known last stay in force (:class:`~fleetkeeper.apiserver.mirror.Mirror`
+follows them, as it follows the RBAC kinds).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import hmac
@@ -23,12 +23,11 @@ import structlog
 from fleetkeeper import errors
 from fleetkeeper.apiserver import identity
 from fleetkeeper.apiserver.auth import ADMIN, AGENT_USER_PREFIX, Tokens, User, new_token
+from fleetkeeper.apiserver.mirror import Mirror
 from fleetkeeper.clock import Clock
 from fleetkeeper.store.interface import Event, StoreProtocol
 
 _log = structlog.get_logger("fleetkeeper.apiserver")
-#: waits between attempts to follow the Secrets again after the watch broke (doubling up to the max)
-RETRY_FIRST, RETRY_MAX = 0.2, 5.0
 AGENT_GROUPS = ("system:fleetkeeper:agents", "system:authenticated")
 
 
@@ -43,55 +42,24 @@ class StoreTokens(Tokens):
     def __init__(self, store: StoreProtocol, *, admin: str, clock: Clock) -> None:
         super().__init__(admin=admin)
         self._store = store
-        self._clock = clock
         #: sha256 of an agent's token → its cluster
         self._clusters: dict[bytes, str] = {}
-        self._task: asyncio.Task[None] | None = None
+        self._mirror = Mirror(store, identity.SECRET, clock=clock, on_list=self._listed, on_event=self._apply,
+                              namespace=identity.NAMESPACE, label_selector=identity.CREDENTIAL_LABEL)
 
     # ------------------------------------------------------------------ following the store
     async def start(self) -> None:
         """Read the tokens and follow their changes from then on."""
-        revision = await self._relist()
-        self._task = asyncio.get_running_loop().create_task(self._follow(revision), name="credentials")
+        await self._mirror.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._mirror.stop()
 
-    async def _relist(self) -> int:
-        listed = await self._store.list(identity.SECRET, identity.NAMESPACE,
-                                        label_selector=identity.CREDENTIAL_LABEL)
+    def _listed(self, items: list[dict[str, Any]]) -> None:
         agents: dict[str, str] = {}
-        for obj in listed.items:
+        for obj in items:
             self._take(obj, agents)
         self._set_agents(agents)
-        return listed.revision
-
-    async def _follow(self, revision: int) -> None:
-        delay = RETRY_FIRST
-        while True:
-            try:
-                watch = self._store.watch(identity.SECRET, identity.NAMESPACE, since=revision,
-                                          label_selector=identity.CREDENTIAL_LABEL)
-                try:
-                    async for event in watch:
-                        self._apply(event)
-                        revision = event.revision
-                        delay = RETRY_FIRST
-                finally:
-                    await watch.close()
-                await self._clock.sleep(RETRY_FIRST)  # the store ended the watch: follow again
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # the store went away or compacted: list again, then resume
-                _log.warning("following the credential Secrets again", error=str(exc), retry_in=delay)
-                await self._clock.sleep(delay)
-                delay = min(delay * 2, RETRY_MAX)
-                with contextlib.suppress(Exception):
-                    revision = await self._relist()
 
     def _apply(self, event: Event) -> None:
         agents = self.agents

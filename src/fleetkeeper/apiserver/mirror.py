@@ -30,9 +30,13 @@ class Mirror:
     """Follows one kind; ``on_list`` gets each full listing, ``on_event`` each change after it."""
 
     def __init__(self, store: StoreProtocol, gk: GroupKind, *, clock: Clock,
-                 on_list: Callable[[list[dict[str, Any]]], None], on_event: Callable[[Event], None]) -> None:
+                 on_list: Callable[[list[dict[str, Any]]], None], on_event: Callable[[Event], None],
+                 namespace: str | None = None, label_selector: str | None = None) -> None:
         self._store = store
         self._gk = gk
+        #: what of the kind is followed: one namespace, objects with a label (all when None)
+        self._namespace = namespace
+        self._selector = label_selector
         self._clock = clock
         self._on_list = on_list
         self._on_event = on_event
@@ -52,7 +56,7 @@ class Mirror:
             self._task = None
 
     async def _relist(self) -> int:
-        listed = await self._store.list(self._gk)
+        listed = await self._store.list(self._gk, self._namespace, label_selector=self._selector)
         self._on_list(listed.items)
         return listed.revision
 
@@ -60,7 +64,8 @@ class Mirror:
         delay = RETRY_FIRST
         while True:
             try:
-                watch = self._store.watch(self._gk, since=revision)
+                watch = self._store.watch(self._gk, self._namespace, since=revision,
+                                          label_selector=self._selector)
                 try:
                     async for event in watch:
                         self._on_event(event)
