@@ -30,7 +30,7 @@ from datetime import datetime
 from fleetkeeper.api.cluster import Cluster
 from fleetkeeper.api.meta import Condition
 from fleetkeeper.api.work import Binding
-from fleetkeeper.readiness.whatif import HELD, Fleet, Report, binding_key, whatif
+from fleetkeeper.readiness.whatif import HELD, Fleet, Report, Steps, binding_key, finish, whatif, whatif_steps
 from fleetkeeper.scheduler.core import Scheduler
 from fleetkeeper.scheduler.framework import view_of
 from fleetkeeper.scheduler.snapshot import Snapshot
@@ -85,8 +85,14 @@ def domains(clusters: Iterable[Cluster], by: str) -> dict[str, list[str]]:
 def assess_domain(fleet: Fleet, by: str, domain: str, clusters: list[str], now: datetime, *,
                   scheduler: Scheduler | None = None) -> tuple[Report, dict[str, Risk]]:
     """The what-if of losing ``domain`` (its ``clusters``), and the risk per binding key."""
+    return finish(assess_steps(fleet, by, domain, clusters, now, scheduler=scheduler))
+
+
+def assess_steps(fleet: Fleet, by: str, domain: str, clusters: list[str], now: datetime, *,
+                 scheduler: Scheduler | None = None) -> Steps[tuple[Report, dict[str, Risk]]]:
+    """:func:`assess_domain` one workload at a time (as :func:`.whatif_steps`)."""
     scheduler = scheduler or Scheduler()
-    report = whatif(fleet, clusters, now, scheduler=scheduler)
+    report = yield from whatif_steps(fleet, clusters, now, scheduler=scheduler)
     named = f"{by} {domain}"
     risks: dict[str, Risk] = {}
     healthy: Snapshot | None = None
@@ -159,4 +165,4 @@ def full_pass(fleet: Fleet, by: str, now: datetime) -> Pass:
 
 
 __all__ = ["CONDITION", "DOMAINS", "NO_CAPACITY", "NO_MATCH", "PAUSED", "PINNED", "Pass", "Risk",
-           "assess_domain", "condition_of", "domains", "each", "full_pass", "ready_reason"]
+           "assess_domain", "assess_steps", "condition_of", "domains", "each", "full_pass", "ready_reason"]

@@ -15,8 +15,12 @@ wakes the domains of its clusters. Each ask waits :data:`SETTLE` seconds and ask
 per period, not per report; its own status writes wake nothing.
 
 **Never in a failover's way.** It is of the lowest tier: each reconcile waits until the
-failover's decisions and their dispatch are done (:mod:`~fleetkeeper.runtime.turns`), and
-it is one domain's what-if, a short piece of work. Off unless ``failover_readiness`` is set.
+failover's decisions and their dispatch are done (:mod:`~fleetkeeper.runtime.turns`). A
+domain's what-if may cover thousands of bindings, so it runs in slices of :data:`SLICE`
+workloads with a loop turn between them (cluster probes and watches never wait behind it);
+when failover work appears meanwhile it stops and looks again :data:`SETTLE` seconds later,
+and each condition it writes waits its turn too. A cluster that keeps reporting asks for one
+look at every domain per period, not one per report. Off unless ``failover_readiness`` is set.
 
 Cluster facts are parsed once per cluster version and shared by every domain's what-if;
 equivalent bindings share one scheduling decision per domain. ``/metrics`` counts the
@@ -29,6 +33,8 @@ import asyncio
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
+from typing import cast
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import REGISTRY, Collector
@@ -47,6 +53,7 @@ from fleetkeeper.runtime.controller import Keys
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.reconcile import FuncReconciler, Reconciler, Request, Result
 from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Tier
+from fleetkeeper.runtime.turns import OTHERS, Turns
 from fleetkeeper.scheduler.core import Scheduler
 from fleetkeeper.scheduler.snapshot import ClusterFacts, facts_of
 
@@ -56,6 +63,8 @@ BY_CLUSTER = "failover-readiness/spec.clusters"
 #: seconds between a change and the look it asks for (asks meanwhile coalesce)
 SETTLE = 5.0
 STATUSES = ("True", "False")
+#: workloads a reconcile assesses between two loop turns (a few milliseconds of work)
+SLICE = 16
 
 
 def _targets(binding: Binding) -> list[str]:
@@ -71,9 +80,10 @@ class Readiness:
     """The domains' risks and the reconcile that keeps them (see the module notes)."""
 
     def __init__(self, ctx: Context, clusters: Informer[Cluster], bindings: BindingInformers,
-                 policies: Informer[ClusterTaintPolicy], keys: Keys) -> None:
+                 policies: Informer[ClusterTaintPolicy], keys: Keys, *, turns: Turns | None = None) -> None:
         self._ctx, self._clusters, self._bindings, self._policies, self._keys = (
             ctx, clusters, bindings, policies, keys)
+        self._turns = turns or Turns()
         self._scheduler = Scheduler()
         self._facts: dict[str, ClusterFacts] = {}
         #: domain → binding key → what losing the domain risks for it
@@ -82,6 +92,8 @@ class Readiness:
         self._by_binding: dict[str, dict[str, assess.Risk]] = {}
         #: cluster name → its domains (kept as clusters change: a binding event only looks it up)
         self._domains_of: dict[str, list[str]] = {}
+        #: when the last look at every domain was asked for (monotonic), and at which domains
+        self._all_asked: tuple[float, frozenset[str]] | None = None
 
     @property
     def by(self) -> str:
@@ -105,7 +117,12 @@ class Readiness:
             self._keys.enqueue_after(Request("", name), SETTLE)
 
     def cluster_changed(self) -> None:
-        self.look_again({*self._refresh(), *self.risks})
+        names = frozenset({*self._refresh(), *self.risks})
+        now = self._ctx.clock.monotonic()
+        if self._all_asked is not None and now < self._all_asked[0] + SETTLE and names <= self._all_asked[1]:
+            return  # every domain is already asked for, and not looked at yet
+        self._all_asked = (now, names)
+        self.look_again(names)
 
     def binding_changed(self, binding: Binding) -> None:
         self.look_again({d for name in _targets(binding) for d in self._domains_of.get(name, ())})
@@ -114,6 +131,7 @@ class Readiness:
     async def reconcile(self, request: Request) -> Result:
         """Assess one domain; write the conditions that changed."""
         domain, now = request.name, self._ctx.clock.now()
+        self._all_asked = None  # a cluster's change from now on is one this look may not see
         members = self.domains().get(domain)
         risks: dict[str, assess.Risk] = {}
         placed: set[str] = set()
@@ -123,8 +141,11 @@ class Readiness:
             threshold = self._ctx.options.eviction_circuit_breaker_threshold
             fleet = Fleet(self._clusters.list(), on.values(), self._policies.list(), threshold=threshold,
                           facts=self._parsed())
-            _, risks = assess.assess_domain(fleet, self.by, domain, members, now, scheduler=self._scheduler)
-            placed = set(on)
+            found = await self._assess(fleet, domain, members, now)
+            if found is None:  # failover work appeared: it goes first
+                self._keys.enqueue_after(request, SETTLE)
+                return Result()
+            risks, placed = found, set(on)
         before = self.risks.pop(domain, {})
         if risks:
             self.risks[domain] = risks
@@ -135,9 +156,28 @@ class Readiness:
         for key in sorted({*before, *risks, *placed}):
             if not self._by_binding.get(key, True):
                 del self._by_binding[key]
+            await self._turns.wait(OTHERS)
             await self._write(key)
             await asyncio.sleep(0)
         return Result()
+
+    async def _assess(self, fleet: Fleet, domain: str, members: list[str], now: datetime
+                      ) -> dict[str, assess.Risk] | None:
+        """What losing ``domain`` risks per binding, :data:`SLICE` workloads per loop turn; ``None``
+        when failover work became ready meanwhile."""
+        steps = assess.assess_steps(fleet, self.by, domain, members, now, scheduler=self._scheduler)
+        done = 0
+        while True:
+            try:
+                next(steps)
+            except StopIteration as end:
+                _, risks = end.value
+                return cast(dict[str, assess.Risk], risks)
+            done += 1
+            if done % SLICE == 0:
+                await asyncio.sleep(0)
+                if self._turns.busy_before(OTHERS):
+                    return None
 
     def _parsed(self) -> dict[str, ClusterFacts]:
         """Every cluster's facts, parsed again only for a new version."""
@@ -272,7 +312,8 @@ def _new(deps: Deps) -> Reconciler:
     clusters = informers.informer_for(Cluster)
     bindings = BindingInformers(informers)
     bindings.add_indexer(BY_CLUSTER, _targets)
-    readiness = Readiness(deps.ctx, clusters, bindings, informers.informer_for(ClusterTaintPolicy), deps.keys)
+    readiness = Readiness(deps.ctx, clusters, bindings, informers.informer_for(ClusterTaintPolicy), deps.keys,
+                          turns=deps.turns)
     clusters.add_handler(_ClusterEvents(readiness))
     bindings.add_handler(_BindingEvents(readiness))
     deps.add(_Exported(_Caches(bindings)))
@@ -284,4 +325,4 @@ SPEC = ControllerSpec(NAME, reconciler=_new, kind=ResourceBinding, tier=Tier.OTH
                       enabled=lambda options: options.failover_readiness)
 
 
-__all__ = ["BY_CLUSTER", "COLLECTOR", "NAME", "SETTLE", "SPEC", "Readiness", "ReadinessCollector"]
+__all__ = ["BY_CLUSTER", "COLLECTOR", "NAME", "SETTLE", "SLICE", "SPEC", "Readiness", "ReadinessCollector"]

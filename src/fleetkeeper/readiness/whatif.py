@@ -26,10 +26,10 @@ share one scheduling decision per what-if.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Collection, Generator, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from fleetkeeper.api import conditions, constants
 from fleetkeeper.api.cluster import Cluster
@@ -48,6 +48,7 @@ from fleetkeeper.scheduler.webster import larger_name_wins
 Placement = Mapping[str, int]
 #: why a workload whose dispatching is suspended stays (the taint-manager holds its eviction)
 HELD = "the eviction waits: dispatching is suspended"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +178,25 @@ def failed_cluster(cluster: Cluster, policies: Iterable[ClusterTaintPolicy], now
 def whatif(fleet: Fleet, down: Collection[str], now: datetime, *, scheduler: Scheduler | None = None
            ) -> Report:
     """What losing ``down`` (cluster names of ``fleet``) would do to the workloads on them."""
+    return finish(whatif_steps(fleet, down, now, scheduler=scheduler))
+
+
+Steps = Generator[None, None, T]
+
+
+def finish(steps: Steps[T]) -> T:
+    """Run a computation of steps (:func:`whatif_steps`) to its end, at once."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return cast(T, done.value)
+
+
+def whatif_steps(fleet: Fleet, down: Collection[str], now: datetime, *, scheduler: Scheduler | None = None
+                 ) -> Steps[Report]:
+    """:func:`whatif` one workload at a time: it yields after each, so a caller on an event loop
+    can give the loop a turn between them (the same report in the end)."""
     lost = {name: failed_cluster(fleet.clusters[name], fleet.policies, now) for name in down
             if name in fleet.clusters}
     clusters = [lost.get(name, c) for name, c in fleet.clusters.items()]
@@ -197,6 +217,7 @@ def whatif(fleet: Fleet, down: Collection[str], now: datetime, *, scheduler: Sch
             out.append(Workload(plan.key, plan.before, plan.before, blocked=True, reason=HELD))
         else:
             out.append(_moved(plan, decide(plan), ledger))
+        yield
     return Report(tuple(sorted(lost)), tuple(out))
 
 
@@ -326,5 +347,5 @@ def applied(binding: Binding, clusters: Sequence[tuple[str, int]]) -> Binding:
     return binding.model_copy(update={"metadata": meta, "spec": spec})
 
 
-__all__ = ["HELD", "Fleet", "Report", "Workload", "applied", "binding_key", "equivalence", "failed_cluster",
-           "whatif"]
+__all__ = ["HELD", "Fleet", "Report", "Steps", "Workload", "applied", "binding_key", "equivalence",
+           "failed_cluster", "finish", "whatif", "whatif_steps"]

@@ -83,6 +83,8 @@ class Deps:
         self.informers: InformerFactory = manager.informers
         #: the controller's queue (a reconciler that enqueues keys itself keeps it)
         self.keys = keys
+        #: the manager's turns (a reconcile that works in slices looks at them between its slices)
+        self.turns = manager.turns
         self._manager = manager
         #: what runs alongside, added after the spec's own part
         self.alongside: list[Runnable] = []
