@@ -67,3 +67,24 @@ def test_domains_by_zone_and_region() -> None:
     assert assess.domains(clusters, "region") == {"eu": ["a", "b"], "us": ["c"]}
     assert assess.domains(clusters, "zone") == {"eu-1": ["a"], "eu-2": ["b"]}
     assert assess.domains(clusters, "cluster") == {"a": ["a"], "b": ["b"], "c": ["c"]}
+
+
+def test_a_domain_is_assessed_a_workload_at_a_time(tmp_path: Path) -> None:
+    """The controller gives the event loop a turn between workloads: the steps yield once per
+    workload on the lost domain and end with what the whole assessment finds."""
+    docs = [cluster("member1"), cluster("member2", cpu="600m", used="500m", pods=2)]
+    for name in ("a", "b", "c"):
+        docs += app_of(name, 3, SEED)
+    fleet = fleet_of(tmp_path, docs)
+    steps = assess.assess_steps(fleet, "cluster", "member1", ["member1"], NOW)
+    yielded = 0
+    while True:
+        try:
+            next(steps)
+        except StopIteration as end:
+            report, risks = end.value
+            break
+        yielded += 1
+    assert yielded == 3
+    assert (report, risks) == assess.assess_domain(fleet, "cluster", "member1", ["member1"], NOW)
+    assert {risk.reason for risk in risks.values()} == {"NoSpareCapacity"}
