@@ -299,3 +299,19 @@ def test_priority_order_is_stable_for_any_adds(keys: list[str]) -> None:
 
     firsts = list(dict.fromkeys(keys))
     assert run_virtual(main) == sorted(firsts, key=lambda k: -PRIORITIES[k])
+
+
+def test_retries_count_rate_limited_adds_and_not_delayed_ones() -> None:
+    """``workqueue_retries_total`` as client-go counts it: each rate-limited add; a requeue
+    after a time is no retry."""
+
+    async def main(clock: VirtualClock) -> float:
+        queue: Workqueue[str] = Workqueue(clock=clock, name="retries-test",
+                                          rate_limiter=ItemExponential(1.0, 60.0))
+        queue.add_after("a", 5.0)
+        queue.add_rate_limited("b")
+        queue.add_rate_limited("c")
+        await drain(queue)
+        return queue.metrics.retries._value.get()
+
+    assert run_virtual(main) == 2.0

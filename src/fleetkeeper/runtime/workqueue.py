@@ -113,7 +113,6 @@ class Workqueue(Generic[K]):
         if seconds <= 0:
             self.add(key)
             return
-        self.metrics.retries.inc()
         deadline = self._clock.monotonic() + seconds
         parked = self._parked.get(key)
         if parked is not None and parked[0] <= deadline:
@@ -125,6 +124,7 @@ class Workqueue(Generic[K]):
 
     def add_rate_limited(self, key: K) -> None:
         """Add ``key`` after the delay the rate limiter gives it (one more failure)."""
+        self.metrics.retries.inc()
         self.add_after(key, self._limiter.when(key))
 
     def forget(self, key: K) -> None:

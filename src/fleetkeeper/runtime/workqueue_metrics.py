@@ -6,7 +6,8 @@ bound (``name`` and ``controller`` are both the queue's name, as controller-runt
 labels them), so a key costs a few dictionary operations and counter increments:
 
 * ``workqueue_adds_total`` — adds that put a key in the queue (not those coalesced);
-* ``workqueue_retries_total`` — adds with a delay (rate-limited retries, requeues after);
+* ``workqueue_retries_total`` — rate-limited adds (a failure retried), as client-go counts
+  them; a plain delayed add (a requeue after a time) is no retry;
 * ``workqueue_queue_duration_seconds`` — from the add to a worker taking the key;
 * ``workqueue_work_duration_seconds`` — from a worker taking the key to ``done``.
 
