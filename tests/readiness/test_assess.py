@@ -59,6 +59,25 @@ def test_equivalent_bindings_form_one_class(tmp_path: Path) -> None:
     assert len(result.conditions) == 3 and result.classes == 1
 
 
+def test_bindings_scheduled_at_other_times_are_equivalent(tmp_path: Path) -> None:
+    """The time a binding was last scheduled decides nothing unless a reschedule was asked for after it."""
+    from datetime import timedelta
+
+    from fleetkeeper.readiness.whatif import Fleet
+
+    docs = [cluster("member1"), cluster("member2")]
+    for name in ("a", "b", "c"):
+        docs += app_of(name, 3, SEED)
+    fleet = fleet_of(tmp_path, docs)
+    a, b, c = fleet.bindings
+    b = b.model_copy(update={"status": b.status.model_copy(update={"last_scheduled_time": NOW - timedelta(hours=1)})})
+    asked = c.spec.model_copy(update={"reschedule_triggered_at": NOW - timedelta(minutes=30)})
+    c = c.model_copy(update={"spec": asked, "status": b.status})
+    again = Fleet(fleet.clusters.values(), (a, b, c), fleet.policies, threshold=fleet.threshold)
+    assert again.class_of(a) == again.class_of(b) != again.class_of(c)
+    assert assess.full_pass(again, "cluster", NOW).classes == 2
+
+
 def test_domains_by_zone_and_region() -> None:
     from fleetkeeper.api.cluster import Cluster
 

@@ -42,7 +42,7 @@ from fleetkeeper.scheduler import estimator
 from fleetkeeper.scheduler.core import Scheduler
 from fleetkeeper.scheduler.placement import placement_info
 from fleetkeeper.scheduler.snapshot import ClusterFacts, Snapshot, facts_of
-from fleetkeeper.scheduler.triggers import is_workload, schedule_trigger
+from fleetkeeper.scheduler.triggers import is_workload, reschedule_required, schedule_trigger
 from fleetkeeper.scheduler.webster import larger_name_wins
 
 Placement = Mapping[str, int]
@@ -296,14 +296,17 @@ class _Decider:
 
 
 def equivalence(binding: Binding) -> Hashable:
-    """What decides a binding's scheduling but its name: bindings with equal keys are placed alike."""
+    """What decides a binding's scheduling but its name: bindings with equal keys are placed alike.
+
+    Of the resource's UID only the tie-break it gives counts, and of the time it was last
+    scheduled only whether a reschedule was asked for after it."""
     spec = binding.spec
     resource = spec.resource
     status = binding.status
     return (spec.model_dump_json(exclude={"resource"}), resource.api_version, resource.kind,
             larger_name_wins(resource.uid or ""),
             binding.annotations().get(constants.APPLIED_PLACEMENT_ANNOTATION, ""),
-            status.scheduler_observed_affinity_name, status.last_scheduled_time)
+            status.scheduler_observed_affinity_name, reschedule_required(spec, status))
 
 
 def _moved(plan: _Plan, decision: _Decision, ledger: Ledger) -> Workload:
