@@ -16,9 +16,13 @@ from typing import Any
 
 import pytest
 import yaml
+from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
+from fleetkeeper.api.scheme import SCHEME
+from fleetkeeper.apiserver.metrics import labels_of
+from fleetkeeper.apiserver.request import Target
 from fleetkeeper.clock import VirtualClock
 from fleetkeeper.cmd.simulate import PlaneFactory
 from fleetkeeper.simulation import scenario
@@ -26,7 +30,7 @@ from fleetkeeper.simulation.driver import Driver, run_scenario
 from fleetkeeper.simulation.scenario import Step
 
 from . import promql
-from .helpers import close_api, open_api
+from .helpers import Api, close_api, open_api
 
 STORY = Path(__file__).resolve().parents[2] / "examples" / "seed-blog-member1-down.yaml"
 MEMBER = "member_cluster"
@@ -232,3 +236,49 @@ def test_the_shipped_dashboard_and_alerts_name_only_served_metrics(scrapes: dict
     assert query is not None
     metric, label = query.groups()
     assert label in labels_of[metric]
+
+
+def target(plural: str, namespace: str | None, name: str | None = None, sub: str | None = None, *,
+           group: str = "apps") -> Target:
+    info = SCHEME.by_plural(group, "v1", plural)
+    assert info is not None
+    return Target(info, namespace, name, sub)
+
+
+@pytest.mark.parametrize(("to", "method", "query", "content_type", "labels"), [
+    (target("deployments", "default"), "GET", {}, "", ("LIST", "", "namespace")),
+    (target("deployments", None), "GET", {"watch": "true"}, "", ("WATCH", "", "cluster")),
+    (target("deployments", "default", "web"), "HEAD", {}, "", ("GET", "", "resource")),
+    (target("deployments", "default"), "POST", {"dryRun": "All"}, "", ("POST", "All", "resource")),
+    (target("deployments", "default", "web"), "PATCH", {}, "application/apply-patch+yaml; charset=utf-8",
+     ("APPLY", "", "resource")),
+    (target("deployments", "default", "web", "scale"), "PUT", {}, "", ("PUT", "", "resource")),
+], ids=["a list", "a watch of every namespace", "a head of one", "a dry-run create", "an apply",
+        "a scale update"])
+def test_request_labels_come_from_the_target_the_handler_resolved(
+        to: Target, method: str, query: dict[str, str], content_type: str,
+        labels: tuple[str, str, str]) -> None:
+    verb, dry_run, scope = labels
+    assert labels_of(to, method, query, content_type) == (
+        verb, dry_run, "apps", "v1", "deployments", to.subresource or "", scope, "apiserver")
+
+
+async def test_requests_refused_before_their_handler_are_counted_and_unserved_paths_are_not(api: Api) -> None:
+    secrets = {"verb": "LIST", "dry_run": "", "group": "", "version": "v1", "resource": "secrets",
+               "subresource": "", "scope": "namespace", "component": "apiserver"}
+
+    def count(code: str) -> float:
+        return REGISTRY.get_sample_value("apiserver_request_total", {**secrets, "code": code}) or 0.0
+
+    def total() -> float:
+        return sum(s.value for m in REGISTRY.collect() if m.name == "apiserver_request" for s in m.samples
+                   if s.name == "apiserver_request_total")
+
+    before = count("401"), count("200")
+    async with api.client("not-a-token") as stranger:
+        assert (await stranger.get("/api/v1/namespaces/default/secrets")).status_code == 401
+    assert (await api.http.get("/api/v1/namespaces/default/secrets")).status_code == 200
+    assert (count("401"), count("200")) == (before[0] + 1, before[1] + 1)
+    counted = total()
+    assert (await api.http.get("/api/v1/namespaces/default/no-such-things")).status_code == 404
+    assert total() == counted

@@ -62,7 +62,7 @@ from fleetkeeper.apiserver.openapi_v2 import PROTOBUF_ANSWER as OPENAPI_V2_ANSWE
 from fleetkeeper.apiserver.proxy import PREFIX as PROXY_PREFIX
 from fleetkeeper.apiserver.proxy import ClusterProxy
 from fleetkeeper.apiserver.rbac import RbacIndex
-from fleetkeeper.apiserver.request import decode_object, media_type, read_body, resolve
+from fleetkeeper.apiserver.request import Target, decode_object, media_type, read_body, resolve
 from fleetkeeper.apiserver.serviceaccounts import create_token
 from fleetkeeper.apiserver.state import Context, ServerConfig, ServerState, json_response, status_response
 from fleetkeeper.apiserver.watch import watch_response
@@ -164,11 +164,17 @@ class ApiServerApp:
 
     def _count(self, request: Request, code: int, seconds: float) -> None:
         """kube-apiserver's request metrics for a resource request (:mod:`~fleetkeeper.apiserver.metrics`)."""
-        params = request.path_params
-        labels = labels_of(self.state.scheme, request.method, params.get("group", ""), params["version"],
-                           params["rest"], request.query_params, request.headers.get("content-type") or "")
-        if labels is not None:
-            self._requests.observe(labels, code, seconds)
+        target: Target | None = getattr(request.state, "target", None)
+        if target is None:  # refused before its handler resolved it (its credentials, say)
+            params = request.path_params
+            try:
+                target = resolve(self.state.scheme, params.get("group", ""), params["version"],
+                                 params["rest"].split("/"))
+            except errors.ApiError:
+                return  # no served resource: not counted
+        labels = labels_of(target, request.method, request.query_params,
+                           request.headers.get("content-type") or "")
+        self._requests.observe(labels, code, seconds)
 
     def _authenticate(self, request: Request) -> User:
         tokens, authz = self.state.tokens, self.state.authz
@@ -296,6 +302,7 @@ class ApiServerApp:
 
     async def _resource(self, group: str, version: str, request: Request, user: User) -> Response:
         target = resolve(self.state.scheme, group, version, request.path_params["rest"].split("/"))
+        request.state.target = target  # for the request metrics
         ctx = Context(target, user, request.query_params, request.headers.get("accept") or "",
                       request.headers.get("user-agent") or "")
         method = request.method

@@ -11,7 +11,8 @@ object (and every create), ``namespace`` or ``cluster`` for a collection.
 Only paths that name a served resource are labelled (anything else — a typo, a probe —
 is not counted), so the label sets are bounded by the scheme. A watch is timed until
 its response starts, not for as long as it streams. Durations are intervals of the
-server's injected clock.
+server's injected clock. The labels come from the target the request's handler resolved
+(a request refused before it got there, say for its credentials, is resolved for them).
 """
 
 from __future__ import annotations
@@ -20,9 +21,7 @@ from collections.abc import Mapping
 
 from prometheus_client import Counter, Histogram
 
-from fleetkeeper import errors
-from fleetkeeper.api.scheme import Scheme
-from fleetkeeper.apiserver.request import APPLY_PATCH, resolve
+from fleetkeeper.apiserver.request import APPLY_PATCH, Target
 
 LABELS = ["verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component"]
 BUCKETS = (0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45,
@@ -38,14 +37,8 @@ DURATION = Histogram("apiserver_request_duration_seconds",
 Labels = tuple[str, str, str, str, str, str, str, str]
 
 
-def labels_of(scheme: Scheme, method: str, group: str, version: str, rest: str, query: Mapping[str, str],
-              content_type: str) -> Labels | None:
-    """kube-apiserver's labels of a request to ``/…/{group}/{version}/{rest}``; None when the
-    path names no served resource."""
-    try:
-        target = resolve(scheme, group, version, rest.split("/"))
-    except errors.ApiError:
-        return None
+def labels_of(target: Target, method: str, query: Mapping[str, str], content_type: str) -> Labels:
+    """kube-apiserver's labels of a request to ``target`` (as the request's handler resolved it)."""
     if target.name is not None or method == "POST":
         scope = "resource"
     else:
