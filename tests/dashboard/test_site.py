@@ -214,9 +214,21 @@ async def test_a_bad_question_is_a_400_naming_the_field(
     assert answer.status_code == 400 and says in answer.json()["message"], answer.text
 
 
-async def test_a_body_beyond_the_limit_is_refused(http: httpx.AsyncClient) -> None:
-    answer = await http.post(WHATIF, content=b" " * (whatif.MAX_BODY + 1), headers=bearer(ADMIN))
+async def test_a_body_beyond_the_limit_is_refused_as_the_api_server_refuses_one(
+    http: httpx.AsyncClient,
+) -> None:
+    limit = whatif.MAX_BODY
+    answer = await http.post(WHATIF, content=b" " * (limit + 1), headers=bearer(ADMIN))
+    assert answer.status_code == 413 and answer.json()["reason"] == "RequestEntityTooLarge"
+    assert answer.json()["message"] == f"the request body is {limit + 1} bytes, more than {limit}"
+
+    async def chunks() -> AsyncIterator[bytes]:  # no Content-Length: refused while reading
+        for _ in range(3):
+            yield b" " * (limit // 2)
+
+    answer = await http.post(WHATIF, content=chunks(), headers=bearer(ADMIN))
     assert answer.status_code == 413
+    assert answer.json()["message"] == f"the request body is more than {limit} bytes"
 
 
 async def test_what_ifs_take_turns_and_a_crowd_is_told_to_come_back(http: httpx.AsyncClient) -> None:

@@ -14,11 +14,17 @@ No request may make the plane hold, copy or recurse over more than these, whoeve
   write in all, so that a few hundred bytes of ``copy`` cannot double a value forty times.
 
 :func:`too_deep` walks with an explicit stack (no recursion), visiting only containers.
+:func:`read_body` reads a request body of at most a given size (the API server's, the
+dashboard's), refusing a larger one with ``413`` on its ``Content-Length`` and again while
+reading, so that a lying or chunked client cannot make the server buffer more.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Protocol
+
+from fleetkeeper import errors
 
 #: a stored object's encoded size (etcd's default ``--max-request-bytes``, 1.5 MiB)
 MAX_OBJECT_BYTES = 1_572_864
@@ -59,4 +65,29 @@ def depth_of(value: Any) -> int:
     return deepest
 
 
-__all__ = ["MAX_DEPTH", "MAX_OBJECT_BYTES", "MAX_PATCH_BYTES", "MAX_PATCH_OPERATIONS", "depth_of", "too_deep"]
+class Body(Protocol):
+    """A request whose body is read as a stream (a Starlette ``Request``)."""
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    def stream(self) -> AsyncIterator[bytes]: ...
+
+
+async def read_body(request: Body, limit: int) -> bytes:
+    """The request body, refusing more than ``limit`` bytes with ``413``."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise errors.RequestEntityTooLarge(f"the request body is {declared} bytes, more than {limit}")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise errors.RequestEntityTooLarge(f"the request body is more than {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+__all__ = ["MAX_DEPTH", "MAX_OBJECT_BYTES", "MAX_PATCH_BYTES", "MAX_PATCH_OPERATIONS", "Body", "depth_of",
+           "read_body", "too_deep"]

@@ -41,6 +41,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from fleetkeeper import errors
 from fleetkeeper.api.crd import CRD
+from fleetkeeper.api.limits import read_body
 from fleetkeeper.api.scheme import SCHEME, Scheme
 from fleetkeeper.apiserver import handlers, health, patching, reviews, scale
 from fleetkeeper.apiserver.auth import (
@@ -62,7 +63,7 @@ from fleetkeeper.apiserver.openapi_v2 import PROTOBUF_ANSWER as OPENAPI_V2_ANSWE
 from fleetkeeper.apiserver.proxy import PREFIX as PROXY_PREFIX
 from fleetkeeper.apiserver.proxy import ClusterProxy
 from fleetkeeper.apiserver.rbac import RbacIndex
-from fleetkeeper.apiserver.request import Target, decode_object, media_type, read_body, resolve
+from fleetkeeper.apiserver.request import Target, decode_object, media_type, resolve
 from fleetkeeper.apiserver.serviceaccounts import create_token
 from fleetkeeper.apiserver.state import Context, ServerConfig, ServerState, json_response, status_response
 from fleetkeeper.apiserver.watch import watch_response

@@ -40,10 +40,10 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from fleetkeeper import errors
+from fleetkeeper.api.limits import read_body
 from fleetkeeper.api.scheme import GroupKind
 from fleetkeeper.apiserver.auth import Attributes, User, authorize
 from fleetkeeper.apiserver.rbac import RbacIndex
-from fleetkeeper.apiserver.request import read_body
 from fleetkeeper.errors import ServiceUnavailable
 from fleetkeeper.store.interface import StoreProtocol
 

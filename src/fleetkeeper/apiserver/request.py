@@ -2,9 +2,8 @@
 
 Everything a client can get wrong is turned into a 4xx ``Status`` here, before any
 handler runs: an unknown resource is ``404``, a malformed query value or body ``400``,
-a body over :data:`MAX_BODY_BYTES` ``413`` (checked on ``Content-Length`` and again
-while reading, so a lying or chunked client cannot make the server buffer more), an
-unsupported patch type ``415``.
+a body over :data:`MAX_BODY_BYTES` ``413`` (read by :func:`fleetkeeper.api.limits.read_body`,
+which the dashboard shares), an unsupported patch type ``415``.
 
 Paths are parsed by hand instead of by router patterns: ``/apis/{g}/{v}/namespaces/{ns}/{r}``
 and ``/apis/{g}/{v}/{r}/{name}/{sub}`` have the same shape, and only the scheme knows
@@ -29,7 +28,6 @@ from typing import Any
 
 import orjson
 import yaml
-from starlette.requests import Request
 
 from fleetkeeper import errors
 from fleetkeeper.api.limits import MAX_DEPTH, too_deep
@@ -107,21 +105,6 @@ def wants_table(accept: str | None) -> bool:
         if "as=Table" in params and "g=meta.k8s.io" in params:
             return True
     return False
-
-
-async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
-    """The request body, refusing more than ``limit`` bytes with ``413``."""
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit:
-        raise errors.RequestEntityTooLarge(f"the request body is {declared} bytes, more than {limit}")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise errors.RequestEntityTooLarge(f"the request body is more than {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def decode(body: bytes, content_type: str) -> Any:
@@ -288,5 +271,5 @@ def _target(info: ResourceInfo, namespace: str, rest: list[str]) -> Target:
 __all__ = [
     "APPLY_PATCH", "INT64_MAX", "JSON", "JSON_PATCH", "MAX_BODY_BYTES", "MERGE_PATCH", "PATCH_TYPES",
     "STRATEGIC_PATCH", "YAML", "Target", "decode", "decode_object", "media_type", "parse_bool", "parse_int",
-    "read_body", "resolve", "wants_table",
+    "resolve", "wants_table",
 ]

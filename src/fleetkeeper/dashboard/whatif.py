@@ -28,6 +28,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp
 
 from fleetkeeper import errors
+from fleetkeeper.api.limits import read_body
 from fleetkeeper.client.rest import RestClient
 from fleetkeeper.clock import Clock
 from fleetkeeper.readiness import assess
@@ -121,7 +122,7 @@ class WhatIf:
         scheme, _, token = (request.headers.get("authorization") or "").strip().partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise errors.Unauthorized("Unauthorized: this request needs a bearer token")
-        question = parse_question(await _body(request))
+        question = parse_question(await read_body(request, MAX_BODY))
         if self._waiting >= MAX_WAITING:
             raise TooManyRequests("what-ifs are already being computed; try again in a moment")
         self._waiting += 1
@@ -140,17 +141,6 @@ class WhatIf:
             return await asyncio.to_thread(answer, fleet, question, self._clock)
         finally:
             self._running.release()
-
-
-async def _body(request: Request) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise errors.RequestEntityTooLarge(f"the body is limited to {MAX_BODY} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _json(doc: dict[str, Any], code: int) -> Response:
