@@ -121,7 +121,7 @@ def test_built_in_kinds_print_kubectls_columns() -> None:
     svc = _cells("", "Service", {"spec": {"type": "NodePort", "ports": [
         {"port": 80, "nodePort": 30080, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}]}})
     assert svc == {"Name": "x", "Type": "NodePort", "Cluster-IP": "<none>", "External-IP": "<none>",
-                   "Port(s)": "80:30080/TCP,53/UDP", "Age": "60s"}
+                   "Port(s)": "80:30080/TCP,53/UDP", "Age": "60s", "Selector": "<none>"}
     assert _cells("", "Service", {"spec": {"type": "LoadBalancer"}})["External-IP"] == "<pending>"
     pod = _cells("", "Pod", {"spec": {"containers": [{"name": "a"}, {"name": "b"}]}, "status": {
         "phase": "Running", "containerStatuses": [
@@ -144,3 +144,14 @@ def test_built_in_kinds_print_kubectls_columns() -> None:
     assert (ric["Target-API-Version"], ric["Target-Kind"]) == ("apps.kruise.io/v1alpha1", "CloneSet")
     crd = _cells("apiextensions.k8s.io", "CustomResourceDefinition", {})
     assert crd == {"Name": "x", "Created At": "2026-01-01T23:59:00Z"}
+
+
+def test_resource_templates_print_kubectls_wide_columns() -> None:
+    containers = [{"name": "nginx", "image": "nginx:1.27"}]
+    spec = {"replicas": 2, "selector": {"matchLabels": {"app": "nginx"}},
+            "template": {"spec": {"containers": containers}}}
+    deploy = _cells("apps", "Deployment", {"spec": spec})
+    assert (deploy["Ready"], deploy["Containers"], deploy["Images"], deploy["Selector"]) == (
+        "0/2", "nginx", "nginx:1.27", "app=nginx")
+    wide = table("apps", "Deployment", [], now=NOW)["columnDefinitions"]
+    assert [c["name"] for c in wide if c["priority"] == 1] == ["Containers", "Images", "Selector"]

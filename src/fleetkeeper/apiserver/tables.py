@@ -1,12 +1,11 @@
 """``meta.k8s.io/v1`` Table responses: what ``kubectl get`` prints.
 
 kubectl asks for ``Accept: application/json;as=Table;g=meta.k8s.io;v=v1`` and prints
-the columns the server chooses: Karmada's printer columns for Karmada's kinds and
-kubectl's for built-in ones (:mod:`~fleetkeeper.apiserver.printers`, made of the
-:mod:`~fleetkeeper.apiserver.columns`). Each row carries the object's metadata as a
-``PartialObjectMetadata`` (``includeObject=Metadata``, the default), which is how kubectl
-adds the NAMESPACE column for ``-A`` and prints ``--show-labels``. Columns with
-``priority: 1`` appear only with ``-o wide``.
+the columns the server chooses: Karmada's printer columns for Karmada's kinds
+(:mod:`~fleetkeeper.apiserver.printers`) and kubectl's for built-in ones
+(:mod:`fleetkeeper.api.printing.kube`); the Table and its rows are
+:func:`fleetkeeper.api.printing.table.table`. Columns with ``priority: 1`` appear only with
+``-o wide``.
 
 A kind a CustomResourceDefinition defines prints NAME then the storage version's
 ``additionalPrinterColumns`` (each a JSONPath; ``date`` columns as ages), or NAME and AGE
@@ -26,8 +25,10 @@ from fleetkeeper.api.base import human_duration
 from fleetkeeper.api.crd import PrinterColumn, custom_kind
 from fleetkeeper.api.jsonpath import evaluate
 from fleetkeeper.api.jsonpath_parse import JSONPathError
+from fleetkeeper.api.printing import table as printing
+from fleetkeeper.api.printing.columns import AGE, NAME, Cell, Column, dig, since
+from fleetkeeper.api.printing.kube import KUBE_COLUMNS
 from fleetkeeper.api.scheme import GroupKind
-from fleetkeeper.apiserver.columns import AGE, NAME, Cell, Column, dig, since
 from fleetkeeper.apiserver.printers import COLUMNS, FULL_COLUMNS
 
 # --- kinds defined by CustomResourceDefinitions
@@ -81,20 +82,12 @@ def custom_columns(group: str, kind: str) -> tuple[Column, ...] | None:
 
 
 def columns_for(group: str, kind: str) -> tuple[Column, ...]:
-    """Every column of a kind: NAME first and AGE last, or the kind's own (:data:`FULL_COLUMNS`, a CRD's)."""
-    full = FULL_COLUMNS.get((group, kind)) or custom_columns(group, kind)
+    """Every column of a kind: its own (:data:`FULL_COLUMNS`, kubectl's for a built-in kind, a CRD's)
+    or NAME, Karmada's columns, AGE."""
+    full = FULL_COLUMNS.get((group, kind)) or KUBE_COLUMNS.get((group, kind)) or custom_columns(group, kind)
     if full is not None:
         return full
     return (NAME, *COLUMNS.get((group, kind), ()), AGE)
-
-
-def _row_object(obj: dict[str, Any], include: str) -> dict[str, Any] | None:
-    if include == "None":
-        return None
-    if include == "Object":
-        return obj
-    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-            "metadata": obj.get("metadata") or {}}
 
 
 def table(
@@ -102,19 +95,8 @@ def table(
     resource_version: str = "", include_object: str = "Metadata", continue_token: str | None = None,
 ) -> dict[str, Any]:
     """A ``meta.k8s.io/v1`` Table of ``objects``."""
-    columns = columns_for(group, kind)
-    rows = []
-    for obj in objects:
-        row: dict[str, Any] = {"cells": [c.extract(obj, now) for c in columns]}
-        embedded = _row_object(obj, include_object)
-        if embedded is not None:
-            row["object"] = embedded
-        rows.append(row)
-    metadata: dict[str, Any] = {"resourceVersion": resource_version}
-    if continue_token:
-        metadata["continue"] = continue_token
-    return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": metadata,
-            "columnDefinitions": [c.definition() for c in columns], "rows": rows}
+    return printing.table(columns_for(group, kind), objects, now=now, resource_version=resource_version,
+                          include_object=include_object, continue_token=continue_token)
 
 
 __all__ = ["AGE", "COLUMNS", "FULL_COLUMNS", "NAME", "Column", "columns_for", "custom_columns",

@@ -2,8 +2,8 @@
 
 A :class:`Column` computes its cell from the object's wire dict and the clock's ``now``;
 a missing field prints as ``<none>`` instead of failing, and ages are rendered like
-Kubernetes' ``duration.HumanDuration``. The columns of each kind are in
-:mod:`~fleetkeeper.apiserver.printers`, the Table itself in :mod:`~fleetkeeper.apiserver.tables`.
+Kubernetes' ``duration.HumanDuration``. The columns of built-in kinds are in
+:mod:`~fleetkeeper.api.printing.kube`, the Table itself in :mod:`~fleetkeeper.api.printing.table`.
 """
 
 from __future__ import annotations
@@ -97,9 +97,47 @@ def count_of(*path: str) -> Callable[[dict[str, Any], datetime], Cell]:
     return extract
 
 
+def or_none(value: Any) -> Cell:
+    """A scalar as it is; absent or empty → ``<none>``."""
+    return value if isinstance(value, (str, int, float, bool)) and value != "" else "<none>"
+
+
+def message(obj: dict[str, Any], now: datetime) -> Cell:
+    """An object's ``message`` without surrounding blanks."""
+    text = obj.get("message")
+    return text.strip() if isinstance(text, str) else None
+
+
+def labels_text(value: Any) -> str:
+    """A label map as Kubernetes' ``labels.FormatLabels`` prints it: ``a=1,b=2`` by key, ``<none>`` empty."""
+    if not isinstance(value, dict) or not value:
+        return "<none>"
+    return ",".join(f"{k}={value[k]}" for k in sorted(value))
+
+
+def _requirement(expression: Any) -> tuple[str, str]:
+    if not isinstance(expression, dict):
+        return "", ""
+    key, operator = str(expression.get("key") or ""), expression.get("operator")
+    values = ",".join(sorted(str(v) for v in expression.get("values") or []))
+    text = {"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})", "Exists": key,
+            "DoesNotExist": f"!{key}"}.get(str(operator), "")
+    return key, text
+
+
+def selector_text(selector: Any) -> str:
+    """A ``LabelSelector`` as Kubernetes prints it (``app=web,tier in (a,b)``, by key; empty when none)."""
+    if not isinstance(selector, dict):
+        return ""
+    labels = selector.get("matchLabels") or {}
+    requirements = [(str(k), f"{k}={v}") for k, v in labels.items()] if isinstance(labels, dict) else []
+    requirements += [_requirement(e) for e in selector.get("matchExpressions") or []]
+    return ",".join(text for _, text in sorted(requirements, key=lambda r: r[0]) if text)
+
+
 NAME = Column("Name", name_of, format="name", description="Name must be unique within a namespace.")
 AGE = Column("Age", age, type="date", description="Time since the object was created.")
 
 
 __all__ = ["AGE", "NAME", "Cell", "Column", "age", "condition", "count_of", "dig", "field", "int_or_zero",
-           "name_of", "since"]
+           "labels_text", "message", "name_of", "or_none", "selector_text", "since"]
