@@ -9,7 +9,8 @@ watch (``server_watch.py``: newline-delimited JSON events resuming from a
 ``resourceVersion``, ``410 Expired`` past the history, kubectl's *WatchList*), get,
 create, update, server-side apply (``PATCH`` ``application/apply-patch+yaml`` with
 ``fieldManager`` and ``force``, creating when absent), JSON merge patches and delete;
-``pods/NAME/log`` tells a container's log from the pod's status (``server_logs.py``).
+``pods/NAME/log`` tells a container's log from the pod's status (``server_logs.py``); lists,
+gets and watches answer kubectl's ``as=Table`` with kubectl's columns (``server_tables.py``).
 Every write goes through the cluster's own server-side apply, so field ownership,
 ``generation`` and ``resourceVersion`` are the cluster's. Errors are ``Status``
 objects. A minimal ``/openapi/v3`` lets kubectl leave validation to the server (which
@@ -52,6 +53,7 @@ from fleetkeeper.members.simulated.faults import ApiState
 from fleetkeeper.members.simulated.objects import GroupKind, Obj, ObjectKey
 from fleetkeeper.members.simulated.server_discovery import Served, ServedResources, not_found, version_info
 from fleetkeeper.members.simulated.server_logs import pod_log
+from fleetkeeper.members.simulated.server_tables import Printing
 from fleetkeeper.members.simulated.server_watch import ChangeLog, ExpiredError
 from fleetkeeper.members.simulated.server_wire import FrontDoor
 from fleetkeeper.members.simulated.server_write import FieldFilter, fields_filter, write
@@ -216,7 +218,7 @@ class MemberServer:
         if method == "GET" and subresource == "log" and served.kind == "Pod":
             return await self._pod_log(request, served, namespace or "", name)
         if method == "GET":
-            return await self._get(served, namespace, name)
+            return await self._get(request, served, namespace, name)
         return await write(request, self.cluster, served, namespace, name)
 
     def _split(self, gv: str, segments: list[str]) -> tuple[str | None, str, list[str]]:
@@ -227,12 +229,13 @@ class MemberServer:
                 return segments[1], segments[2], segments[3:]
         return None, segments[0], segments[1:]
 
-    async def _get(self, served: Served, namespace: str | None, name: str) -> Response:
+    async def _get(self, request: Request, served: Served, namespace: str | None, name: str) -> Response:
+        printing = Printing.of(request, served, self.cluster.clock)
         ref = ObjectRef(served.group_version, served.kind, namespace or "", name)
         live = await self.cluster.get(ref)
         if live is None:
             raise not_found(served, name)
-        return _json(live)
+        return _json(printing.one(live))
 
     async def _pod_log(self, request: Request, served: Served, namespace: str, name: str) -> Response:
         """A pod's log, told from its status (``server_logs.py``)."""
@@ -251,6 +254,7 @@ class MemberServer:
     async def _collection(self, request: Request, served: Served, namespace: str | None) -> Response:
         params = request.query_params
         keep = fields_filter(params.get("fieldSelector"))
+        printing = Printing.of(request, served, self.cluster.clock)  # a Table for kubectl get
         log = self._log(served)  # opened before the list, so a watch can resume from the list's revision
         watch = _truthy(params.get("watch"))
         wanted = params.get("resourceVersion") or ""
@@ -263,16 +267,17 @@ class MemberServer:
             revision = self.cluster.engine.revisions.current
             items = [self._versioned(o, served) for o in found if keep(ObjectKey.of(o))]
         if not watch:
-            return _json({"kind": f"{served.kind}List", "apiVersion": served.group_version,
-                          "metadata": {"resourceVersion": str(revision)}, "items": items})
+            return _json(printing.many(items, str(revision)))
         if not initial:
             if not wanted.isdigit():
                 raise errors.BadRequest(f"resourceVersion {wanted!r}: not a revision of this server")
             revision = int(wanted)
-        return self._watch(request, served, log, items if initial else None, revision, namespace, keep)
+        return self._watch(request, served, log, items if initial else None, revision, namespace, keep,
+                           printing=printing)
 
     def _watch(self, request: Request, served: Served, log: ChangeLog, items: list[Obj] | None,
-               revision: int, namespace: str | None, keep: FieldFilter) -> WatchResponse:
+               revision: int, namespace: str | None, keep: FieldFilter, *,
+               printing: Printing) -> WatchResponse:
         """Initial events (``items``, when the watch asked for them), then every change after ``revision``."""
         params = request.query_params
         matches = matcher(params.get("labelSelector"))
@@ -283,7 +288,7 @@ class MemberServer:
 
         async def lines() -> AsyncIterator[bytes]:
             for item in items or ():
-                yield _event("ADDED", item)
+                yield _event("ADDED", printing.one(item))
             if bookmark:
                 yield _event("BOOKMARK", {
                     "kind": served.kind, "apiVersion": served.group_version,
@@ -291,7 +296,7 @@ class MemberServer:
                                  "annotations": {"k8s.io/initial-events-end": "true"}}})
             try:
                 async for kind, obj in log.follow(revision, matches, selected):
-                    yield _event(kind, self._versioned(obj, served))
+                    yield _event(kind, printing.one(self._versioned(obj, served)))
             except ExpiredError as exc:
                 yield _event("ERROR", errors.Gone(str(exc)).to_status())
 
