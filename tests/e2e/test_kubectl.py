@@ -271,6 +271,19 @@ def test_an_invalid_policy_is_refused_with_the_field_path(env: Env) -> None:
     assert env.run("get", "pp", "bad-policy").returncode != 0, "nothing was stored"
 
 
+def test_create_and_replace_drop_fields_set_to_null_as_kube_apiserver_does(env: Env) -> None:
+    nulls = SEED.split("---\n")[1].replace("name: nginx-propagation", "name: nulls") + (
+        "  failover: null\n  priority: null\n  dependentOverrides: null\n")
+    assert "propagationpolicy.policy.karmada.io/nulls created" in env.ok(
+        "create", "-f", str(env.write("nulls.yaml", nulls)))
+    spec = orjson.loads(env.ok("get", "pp", "nulls", "-o", "json"))["spec"]
+    assert "failover" not in spec and "dependentOverrides" not in spec and spec["priority"] == 0
+    replaced = nulls.replace("  priority: null\n", "  priority: 3\n  schedulerName: null\n")
+    env.ok("replace", "-f", str(env.write("nulls-2.yaml", replaced)))
+    spec = orjson.loads(env.ok("get", "pp", "nulls", "-o", "json"))["spec"]
+    assert (spec["priority"], spec["schedulerName"]) == (3, "default-scheduler")
+
+
 def test_an_unknown_field_is_refused_under_default_validation(env: Env) -> None:
     typo = SEED.split("---\n")[1].replace("name: nginx-propagation", "name: typo").replace(
         "clusterAffinity", "clusterAfinity")

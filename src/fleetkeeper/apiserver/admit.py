@@ -5,8 +5,9 @@ A body becomes a stored object in three moves:
 1. **shape** — ``apiVersion``/``kind`` must be the URL's (filled in when missing);
    ``metadata.namespace`` is the URL's for namespaced kinds (a different one is
    ``400``) and dropped for cluster-scoped kinds; the URL's name wins the same way;
-2. **decode** — the wire dict becomes the kind's model. Unknown fields (found by the typed
-   model, or for the kinds kept unstructured by their schema:
+2. **decode** — the fields set to ``null`` are dropped as kube-apiserver drops them
+   (:mod:`~fleetkeeper.apiserver.nulls`), and the wire dict becomes the kind's model.
+   Unknown fields (found by the typed model, or for the kinds kept unstructured by their schema:
    :mod:`~fleetkeeper.apiserver.fieldcheck`) and the duplicate keys of a JSON body follow
    ``?fieldValidation=`` as kube-apiserver's strict decoding does: ``Strict`` (what kubectl
    sends) refuses them with ``400`` naming every one (``strict decoding error: unknown
@@ -39,6 +40,7 @@ from fleetkeeper.api.scheme import ResourceInfo
 from fleetkeeper.api.validation import FieldErrors
 from fleetkeeper.apiserver import confine, fieldcheck
 from fleetkeeper.apiserver.auth import User
+from fleetkeeper.apiserver.nulls import drop_nulls
 from fleetkeeper.apiserver.request import Target
 
 VALIDATION_MODES = ("Strict", "Warn", "Ignore")
@@ -187,6 +189,7 @@ def admit_object(
     A ``/status`` write is decoded (so its shape is checked) but skips the kind's
     admission rules, which judge what users declare, not what controllers observe.
     """
+    drop_nulls(info, obj)
     new, warnings = _decode(info, obj, validation, duplicates=duplicates, patch=patch)
     if subresource == "finalize":
         _finalizer_names(new.to_dict(), info)

@@ -38,7 +38,7 @@ Path = tuple[str | int, ...]
 class Node:
     """What one place of an object may hold (see the module notes)."""
 
-    __slots__ = ("items", "leaf", "open", "properties", "values")
+    __slots__ = ("items", "leaf", "nullable", "open", "properties", "values")
 
     def __init__(self) -> None:
         self.properties: dict[str, Node] | None = None
@@ -47,6 +47,8 @@ class Node:
         self.items: Node | None = None
         self.values: Node | None = None
         self.leaf = True
+        #: ``null`` is a value here, kept as written (``nullable: true``; :mod:`~fleetkeeper.apiserver.nulls`)
+        self.nullable = False
 
     def unknown(self, value: Any) -> list[Path]:
         """The paths of the fields under ``value`` that the schema does not declare."""
@@ -105,6 +107,7 @@ class _Compiler:
         return node
 
     def _fill(self, node: Node, schema: dict[str, Any]) -> None:
+        node.nullable = schema.get("nullable") is True
         if schema.get("x-kubernetes-int-or-string"):
             return
         node.open = schema.get("x-kubernetes-preserve-unknown-fields") is True
