@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import cast
@@ -86,12 +86,17 @@ class Readiness:
         self._turns = turns or Turns()
         self._scheduler = Scheduler()
         self._facts: dict[str, ClusterFacts] = {}
+        #: binding key → (resourceVersion, equivalence class), so a binding's class is worked out once
+        #: per version, not once per domain it is on
+        self._classes: dict[str, tuple[str, Hashable]] = {}
         #: domain → binding key → what losing the domain risks for it
         self.risks: dict[str, dict[str, assess.Risk]] = {}
         #: binding key → domain → risk (the same, the other way round)
         self._by_binding: dict[str, dict[str, assess.Risk]] = {}
         #: cluster name → its domains (kept as clusters change: a binding event only looks it up)
         self._domains_of: dict[str, list[str]] = {}
+        #: the domains the last :meth:`_refresh` found (``None``: none yet)
+        self._known: frozenset[str] | None = None
         #: when the last look at every domain was asked for (monotonic), and at which domains
         self._all_asked: tuple[float, frozenset[str]] | None = None
 
@@ -109,6 +114,7 @@ class Readiness:
         for domain, members in found.items():
             for name in members:
                 self._domains_of.setdefault(name, []).append(domain)
+        self._known = frozenset(found)
         return found
 
     # ---------------------------------------------------------------- events
@@ -116,8 +122,10 @@ class Readiness:
         for name in names:
             self._keys.enqueue_after(Request("", name), SETTLE)
 
-    def cluster_changed(self) -> None:
-        names = frozenset({*self._refresh(), *self.risks})
+    def cluster_changed(self, *, moved: bool = True) -> None:
+        """A cluster changed what a what-if reads; ``moved``: maybe which domains it is in, too."""
+        known = self._known if not moved and self._known is not None else frozenset(self._refresh())
+        names = known | self.risks.keys()
         now = self._ctx.clock.monotonic()
         if self._all_asked is not None and now < self._all_asked[0] + SETTLE and names <= self._all_asked[1]:
             return  # every domain is already asked for, and not looked at yet
@@ -126,6 +134,10 @@ class Readiness:
 
     def binding_changed(self, binding: Binding) -> None:
         self.look_again({d for name in _targets(binding) for d in self._domains_of.get(name, ())})
+
+    def binding_deleted(self, binding: Binding) -> None:
+        self._classes.pop(str(Request.for_object(binding)), None)
+        self.binding_changed(binding)
 
     # ---------------------------------------------------------------- reconcile
     async def reconcile(self, request: Request) -> Result:
@@ -140,7 +152,7 @@ class Readiness:
                   for b in self._bindings.by_index(BY_CLUSTER, name)}
             threshold = self._ctx.options.eviction_circuit_breaker_threshold
             fleet = Fleet(self._clusters.list(), on.values(), self._policies.list(), threshold=threshold,
-                          facts=self._parsed())
+                          facts=self._parsed(), classes=self._classes)
             found = await self._assess(fleet, domain, members, now)
             if found is None:  # failover work appeared: it goes first
                 self._keys.enqueue_after(request, SETTLE)
@@ -219,10 +231,16 @@ class _ClusterEvents:
 
     def on_update(self, old: Cluster, new: Cluster) -> None:
         if _seen(old) != _seen(new):
-            self._readiness.cluster_changed()
+            self._readiness.cluster_changed(moved=_placed(old) != _placed(new))
 
     def on_delete(self, obj: Cluster) -> None:
         self._readiness.cluster_changed()
+
+
+def _placed(cluster: Cluster) -> tuple[object, ...]:
+    """What of a cluster decides its failure domains."""
+    spec = cluster.spec
+    return spec.zone, spec.zones, spec.region
 
 
 def _seen(cluster: Cluster) -> tuple[object, ...]:
@@ -248,7 +266,7 @@ class _BindingEvents:
             self._readiness.binding_changed(new)
 
     def on_delete(self, obj: Binding) -> None:
-        self._readiness.binding_changed(obj)
+        self._readiness.binding_deleted(obj)
 
 
 # ---------------------------------------------------------------- metrics

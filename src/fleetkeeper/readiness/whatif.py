@@ -26,7 +26,7 @@ share one scheduling decision per what-if.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Generator, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Collection, Generator, Hashable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar, cast
@@ -114,7 +114,8 @@ class Fleet:
 
     def __init__(self, clusters: Iterable[Cluster], bindings: Iterable[Binding],
                  policies: Iterable[ClusterTaintPolicy], *, threshold: float,
-                 facts: Mapping[str, ClusterFacts] | None = None) -> None:
+                 facts: Mapping[str, ClusterFacts] | None = None,
+                 classes: MutableMapping[str, tuple[str, Hashable]] | None = None) -> None:
         self.clusters: dict[str, Cluster] = {c.name: c for c in clusters}
         self.bindings: tuple[Binding, ...] = tuple(bindings)
         self.policies: tuple[ClusterTaintPolicy, ...] = tuple(policies)
@@ -125,6 +126,8 @@ class Fleet:
                                                for name, c in self.clusters.items()}
         self._on: dict[str, list[Binding]] | None = None
         self._classes: dict[int, Hashable] = {}
+        #: binding key → (resourceVersion, class): kept by a caller across fleets of later versions
+        self._known = classes
 
     def placed_on(self, names: Collection[str]) -> list[Binding]:
         """The bindings with a target among ``names``, in the fleet's order (an index built once)."""
@@ -137,10 +140,21 @@ class Fleet:
         return [b for b in self.bindings if id(b) in found] if len(names) > 1 else list(found.values())
 
     def class_of(self, binding: Binding) -> Hashable:
-        """:func:`equivalence` of one of the fleet's bindings, computed once."""
+        """:func:`equivalence` of one of the fleet's bindings, computed once (once per version of the
+        binding with ``classes``)."""
         key = self._classes.get(id(binding))
-        if key is None:
-            key = self._classes[id(binding)] = equivalence(binding)
+        if key is not None:
+            return key
+        known, version = self._known, binding.metadata.resource_version
+        if known is None or not version:
+            key = equivalence(binding)
+        else:
+            name = binding_key(binding)
+            found = known.get(name)
+            if found is None or found[0] != version:
+                found = known[name] = (version, equivalence(binding))
+            key = found[1]
+        self._classes[id(binding)] = key
         return key
 
     def in_domain(self, *, region: str | None = None, zone: str | None = None,
