@@ -70,7 +70,8 @@ def test_bindings_scheduled_at_other_times_are_equivalent(tmp_path: Path) -> Non
         docs += app_of(name, 3, SEED)
     fleet = fleet_of(tmp_path, docs)
     a, b, c = fleet.bindings
-    b = b.model_copy(update={"status": b.status.model_copy(update={"last_scheduled_time": NOW - timedelta(hours=1)})})
+    earlier = b.status.model_copy(update={"last_scheduled_time": NOW - timedelta(hours=1)})
+    b = b.model_copy(update={"status": earlier})
     asked = c.spec.model_copy(update={"reschedule_triggered_at": NOW - timedelta(minutes=30)})
     c = c.model_copy(update={"spec": asked, "status": b.status})
     again = Fleet(fleet.clusters.values(), (a, b, c), fleet.policies, threshold=fleet.threshold)
