@@ -40,6 +40,8 @@ from fleetkeeper.runtime.reconcile import Request, Result
 from fleetkeeper.runtime.spec import ControllerSpec, Deps, Runs, Watch
 
 CONTROLLER_NAME = "workload-rebalancer"
+#: the reason of a binding's RescheduleRequested timeline entry: a WorkloadRebalancer asked
+REASON_REQUESTED = "WorkloadRebalancer"
 #: how soon a workload whose binding could not be written is tried again
 RETRY_SECONDS = 5.0
 
@@ -118,7 +120,7 @@ class WorkloadRebalancerController:
         if written is not None:
             await self._recorder.timeline(
                 written, tl.RESCHEDULE_REQUESTED,
-                f"rescheduling requested by WorkloadRebalancer {rebalancer.name}", reason=CONTROLLER_NAME)
+                f"rescheduling requested by WorkloadRebalancer {rebalancer.name}", reason=REASON_REQUESTED)
         return Triggered.DONE
 
     def _binding(self, workload: ObjectReference) -> Binding | None:
@@ -144,4 +146,4 @@ SPEC = ControllerSpec(CONTROLLER_NAME, reconciler=_new, kind=WorkloadRebalancer,
                       watches=(Watch(WorkloadRebalancer, predicate=generation_changed),))
 
 
-__all__ = ["CONTROLLER_NAME", "RETRY_SECONDS", "SPEC", "WorkloadRebalancerController"]
+__all__ = ["CONTROLLER_NAME", "REASON_REQUESTED", "RETRY_SECONDS", "SPEC", "WorkloadRebalancerController"]
