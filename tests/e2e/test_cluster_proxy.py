@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 import subprocess
 import threading
 import time
@@ -35,6 +36,11 @@ def _member_kubeconfig(fleet: Fleet, cluster: str) -> Path:
     path = fleet.root / f"{cluster}.kubeconfig"
     path.write_text(made.stdout)
     return path
+
+
+def _table(printed: str) -> list[list[str]]:
+    """kubectl's table as rows of cells (columns are two or more spaces apart)."""
+    return [re.split(r"\s{2,}", line.strip()) for line in printed.splitlines() if line.strip()]
 
 
 def _reader(process: subprocess.Popen[str]) -> queue.Queue[str]:
@@ -80,6 +86,13 @@ def test_kubectl_sees_into_a_member_through_the_cluster_proxy(fleet: Fleet) -> N
     assert listed.stdout.split() == [f"pod/{name}"]
     wide = fleet.kubectl("get", "pods", "-o", "wide", kubeconfig=member1)
     assert wide.returncode == 0 and name in wide.stdout, wide.stderr
+    assert _table(wide.stdout)[0] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE",
+                                      "NOMINATED NODE", "READINESS GATES"]
+    assert _table(wide.stdout)[1][6].startswith("member1-")  # NODE
+    deploy = fleet.kubectl("get", "deploy", "-o", "wide", kubeconfig=member1)
+    assert deploy.returncode == 0, deploy.stderr
+    header, row = _table(deploy.stdout)
+    assert header[5:] == ["CONTAINERS", "IMAGES", "SELECTOR"] and row[5:] == ["nginx", "nginx", "app=nginx"]
     described = fleet.kubectl("describe", "pod", name, kubeconfig=member1)
     assert described.returncode == 0 and "Name:" in described.stdout, described.stderr
     assert fleet.kubectl("get", "events", kubeconfig=member1).returncode == 0

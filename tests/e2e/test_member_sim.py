@@ -1,6 +1,6 @@
 """``fleetkeeper member-sim`` as a user runs it, and a failover reached only over HTTPS.
 
-(a) kubectl drives a member-sim process like a cluster: nodes, server-side apply of a
+(a) kubectl drives a member-sim process like a cluster: nodes (kubectl's columns), server-side apply of a
 Deployment whose pods come up, a watch, deletion, a refused token; (b) faults over the
 wire — down refuses connections while the admin address still answers, the same URL
 serves again once up, a black hole swallows requests; a watch from before the server's
@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import re
 import ssl
 import subprocess
 import sys
@@ -99,6 +100,12 @@ def test_kubectl_drives_a_member_sim_like_a_cluster(sim: MemberSim) -> None:
     nodes = kubectl(sim, "get", "nodes", "-o", "name")
     assert nodes.returncode == 0, nodes.stderr
     assert nodes.stdout.split() == [f"node/member1-node-00{i}" for i in range(3)]
+    printed = kubectl(sim, "get", "nodes", "-o", "wide").stdout
+    wide = [re.split(r"\s{2,}", line.strip()) for line in printed.splitlines()]
+    assert wide[0] == ["NAME", "STATUS", "ROLES", "AGE", "VERSION", "INTERNAL-IP", "EXTERNAL-IP", "OS-IMAGE",
+                       "KERNEL-VERSION", "CONTAINER-RUNTIME"]
+    assert [row[:2] for row in wide[1:]] == [[f"member1-node-00{i}", "Ready"] for i in range(3)]
+    assert {row[4] for row in wide[1:]} == {"v1.31.0"}  # VERSION
     version = kubectl(sim, "version", "-o", "json")
     assert json.loads(version.stdout)["serverVersion"]["gitVersion"] == "v1.31.0"
 
