@@ -108,3 +108,24 @@ def test_a_domain_is_assessed_a_workload_at_a_time(tmp_path: Path) -> None:
     assert yielded == 3
     assert (report, risks) == assess.assess_domain(fleet, "cluster", "member1", ["member1"], NOW)
     assert {risk.reason for risk in risks.values()} == {"NoSpareCapacity"}
+
+
+def test_a_binding_class_is_worked_out_once_per_version(tmp_path: Path) -> None:
+    """Fleets built one after another share what they worked out for a binding's unchanged version."""
+    from fleetkeeper.readiness.whatif import Fleet
+
+    docs = [cluster("member1"), cluster("member2"), *app_of("a", 3, SEED)]
+    fleet = fleet_of(tmp_path, docs)
+    [binding] = fleet.bindings
+    binding.metadata.resource_version = "7"
+    known: dict[str, Any] = {}
+
+    def class_in_new_fleet(b: Any) -> Any:
+        return Fleet(fleet.clusters.values(), (b,), fleet.policies, threshold=0.55, classes=known).class_of(b)
+
+    first = class_in_new_fleet(binding)
+    assert class_in_new_fleet(binding) is first
+    newer = binding.model_copy(deep=True)
+    newer.metadata.resource_version = "8"
+    assert class_in_new_fleet(newer) is not first and class_in_new_fleet(newer) == first
+    assert list(known.values()) == [("8", first)]
