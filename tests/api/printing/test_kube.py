@@ -97,6 +97,36 @@ def test_pods_print_ip_node_nominated_node_readiness_gates_and_the_last_restart(
     assert _row("", "Pod", {"status": {"podIP": "10.1.0.9"}})["IP"] == "10.1.0.9"
 
 
+RUNNING = {"ready": True, "state": {"running": {}}}
+
+
+@pytest.mark.parametrize(("status", "extra", "shown"), [
+    ({"phase": "Pending",
+      "conditions": [{"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}]},
+     {}, "SchedulingGated"),
+    ({"phase": "Pending", "initContainerStatuses": [{"state": {"terminated": {"exitCode": 0}}},
+                                                    {"state": {"waiting": {"reason": "PodInitializing"}}}]},
+     {}, "Init:1/2"),
+    ({"phase": "Pending", "initContainerStatuses": [{"state": {"waiting": {"reason": "CrashLoopBackOff"}}}]},
+     {}, "Init:CrashLoopBackOff"),
+    ({"phase": "Running", "containerStatuses": [{"state": {"terminated": {"exitCode": 137, "signal": 9}}}]},
+     {}, "Signal:9"),
+    ({"phase": "Failed", "containerStatuses": [{"state": {"terminated": {"exitCode": 2}}}]},
+     {}, "ExitCode:2"),
+    ({"phase": "Running", "conditions": [{"type": "Ready", "status": "False"}],
+      "containerStatuses": [RUNNING, {"state": {"terminated": {"reason": "Completed"}}}]}, {}, "NotReady"),
+    ({"phase": "Succeeded", "containerStatuses": [{"state": {"terminated": {"reason": "Completed"}}}]},
+     {}, "Completed"),
+    ({"phase": "Running", "reason": "NodeLost"}, {"deletionTimestamp": "2026-01-02T00:00:00Z"}, "Unknown"),
+    ({"phase": "Running"}, {"deletionTimestamp": "2026-01-02T00:00:00Z"}, "Terminating"),
+], ids=["gated", "initializing", "init crash loop", "killed", "exit code", "not ready", "completed",
+        "node lost", "terminating"])
+def test_pod_status_says_what_kubectl_says(status: dict[str, Any], extra: dict[str, Any], shown: str) -> None:
+    pod = {"spec": {"initContainers": [{"name": "a"}, {"name": "b"}]}, "status": status,
+           "metadata": {**META, **extra}}
+    assert _row("", "Pod", pod)["Status"] == shown
+
+
 def test_workloads_print_containers_images_and_their_selector() -> None:
     selector = {"matchLabels": {"tier": "web", "app": "nginx"},
                 "matchExpressions": [{"key": "env", "operator": "In", "values": ["prod", "dev"]},

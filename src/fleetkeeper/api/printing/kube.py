@@ -120,14 +120,53 @@ def _pod_ready(obj: dict[str, Any], now: datetime) -> Cell:
     return f"{sum(1 for c in statuses if c.get('ready'))}/{total}"
 
 
+def _ended(terminated: dict[str, Any]) -> str:
+    if terminated.get("reason"):
+        return str(terminated["reason"])
+    signal = terminated.get("signal")
+    return f"Signal:{signal}" if signal else f"ExitCode:{terminated.get('exitCode') or 0}"
+
+
+def _init_status(obj: dict[str, Any]) -> str | None:
+    """``Init:…`` while an init container has not finished well, else None."""
+    total = len(dig(obj, "spec", "initContainers") or [])
+    statuses = [c for c in dig(obj, "status", "initContainerStatuses") or [] if isinstance(c, dict)]
+    for i, c in enumerate(statuses):
+        terminated, waiting = dig(c, "state", "terminated"), dig(c, "state", "waiting")
+        if isinstance(terminated, dict) and not terminated.get("exitCode"):
+            continue
+        if isinstance(terminated, dict):
+            return f"Init:{_ended(terminated)}"
+        if isinstance(waiting, dict) and waiting.get("reason") and waiting["reason"] != "PodInitializing":
+            return f"Init:{waiting['reason']}"
+        return f"Init:{i}/{total}"
+    return None
+
+
 def _pod_status(obj: dict[str, Any], now: datetime) -> Cell:
+    """What kubectl's STATUS says: the first container's waiting or termination reason, an init
+    container's progress, the pod's reason or phase; Terminating while it is deleted."""
     if dig(obj, "metadata", "deletionTimestamp"):
-        return "Terminating"
-    for c in _containers_of(obj):
-        reason = dig(c, "state", "waiting", "reason") or dig(c, "state", "terminated", "reason")
-        if isinstance(reason, str) and reason:
-            return reason
-    return str(dig(obj, "status", "reason") or dig(obj, "status", "phase") or "Unknown")
+        return "Unknown" if dig(obj, "status", "reason") == "NodeLost" else "Terminating"
+    shown = str(dig(obj, "status", "reason") or dig(obj, "status", "phase") or "Unknown")
+    scheduled = [c for c in dig(obj, "status", "conditions") or [] if isinstance(c, dict)
+                 and c.get("type") == "PodScheduled" and c.get("reason") == "SchedulingGated"]
+    shown = "SchedulingGated" if scheduled else shown
+    initializing = _init_status(obj)
+    if initializing is not None:
+        return initializing
+    running = False
+    for c in reversed(_containers_of(obj)):
+        waiting, terminated = dig(c, "state", "waiting", "reason"), dig(c, "state", "terminated")
+        if waiting:
+            shown = str(waiting)
+        elif isinstance(terminated, dict):
+            shown = _ended(terminated)
+        elif c.get("ready") and dig(c, "state", "running") is not None:
+            running = True
+    if shown == "Completed" and running:
+        return "Running" if condition("Ready")(obj, now) == "True" else "NotReady"
+    return shown
 
 
 def _restarts(obj: dict[str, Any], now: datetime) -> Cell:
