@@ -195,6 +195,9 @@ class Unstructured(Resource):
                 "HAS_STATUS": has_status,
                 "CATEGORIES": categories,
                 "__module__": __name__,
+                # no fields of its own to describe; looking for its source (it has none) would
+                # walk every frame of the caller's stack, a second at an import
+                "model_config": ConfigDict(use_attribute_docstrings=False),
             }
             sub = type(f"Unstructured_{kind}", (Unstructured,), attrs)
             cls._subclasses[key] = sub
