@@ -11,6 +11,7 @@ import copy
 import logging
 from collections.abc import Callable, Iterator, MutableMapping
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from fleetkeeper import errors
 from fleetkeeper.clock import VirtualClock
 from fleetkeeper.members.simulated import SimulatedCluster
 from fleetkeeper.members.simulated.objects import ObjectKey
+from fleetkeeper.members.simulated.validate import check
 
 from .helpers import on_cluster, pod, ref, status, workload
 
@@ -94,6 +96,8 @@ REFUSED = [
     pytest.param({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": "default",
                                                                         "labels": {"a": 1}}},
                  "metadata.labels.a", id="a ConfigMap label that is a number"),
+    pytest.param(changed(DEPLOYMENT, lambda d: d["spec"].update(replicas=True)), "spec.replicas",
+                 id="replicas that are a boolean"),
 ]
 
 
@@ -121,6 +125,37 @@ def test_a_change_that_would_break_a_stored_workload_changes_nothing() -> None:
 
     before, after = on_cluster(main)
     assert after == before
+
+
+@pytest.mark.parametrize("obj", [
+    {**DEPLOYMENT, "status": "running"}, {**pod("solo"), "status": ["Running"]},
+    {**workload("Job", "batch"), "status": 1},
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": "default"},
+     "status": "x"},
+], ids=["a Deployment's that is a string", "a Pod's that is a list", "a Job's that is a number",
+        "a ConfigMap's that is a string"])
+def test_a_status_that_is_not_an_object_is_refused_whatever_the_kind(obj: dict[str, Any]) -> None:
+    """What the server stores is checked so (a written manifest's status is never applied)."""
+    with pytest.raises(errors.Invalid) as refused:
+        check(obj, now=datetime(2026, 1, 1, tzinfo=UTC))
+    assert [c.field for c in refused.value.causes] == ["status"]
+    assert refused.value.causes[0].message.endswith("must be an object"), refused.value
+    assert refused.value.code == 422 and refused.value.kind == obj["kind"]
+
+
+@pytest.mark.parametrize("replicas", [True, False], ids=["true over 1", "false over 0"])
+def test_a_boolean_count_equal_to_the_stored_one_is_refused_not_ignored(replicas: bool) -> None:
+    async def main(cluster: SimulatedCluster, clock: VirtualClock) -> tuple[errors.Invalid, Any, Any]:
+        await cluster.apply(workload("Deployment", "web", replicas=int(replicas)))
+        before = cluster.peek(ref(DEPLOYMENT))
+        with pytest.raises(errors.Invalid) as refused:
+            await cluster.apply(changed(DEPLOYMENT, lambda d: d["spec"].update(replicas=replicas)))
+        return refused.value, before, cluster.peek(ref(DEPLOYMENT))
+
+    refusal, before, after = on_cluster(main)
+    assert refusal.code == 422 and after == before
+    assert [(c.field, c.message) for c in refusal.causes] == [
+        ("spec.replicas", f"Invalid value: {str(replicas).lower()}: must be an integer")]
 
 
 def test_an_object_stored_before_the_checks_fails_its_controller_once_and_the_cluster_goes_on() -> None:

@@ -16,7 +16,8 @@ We do exactly that, with fields tracked at this granularity:
 ``status`` is never touched by apply (controllers own it), nor are the fields the server
 owns (``uid``, ``resourceVersion``, ``generation``, ``creationTimestamp``). Ownership is
 kept where Kubernetes keeps it, in ``metadata.managedFields`` (``FieldsV1`` form), so
-``get`` shows who owns what and there is one source of truth.
+``get`` shows who owns what and there is one source of truth. An apply that changes nothing
+is no write, where "nothing" is judged as JSON: ``true`` is no ``1``.
 
 The function here is pure: it computes the new object; the store stamps revisions.
 """
@@ -25,6 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from fleetkeeper import errors
 
@@ -72,7 +75,7 @@ def server_side_apply(live: dict[str, Any] | None, manifest: dict[str, Any], *, 
     old_entries = (live or {}).get("metadata", {}).get("managedFields") or []
     api_version = manifest["apiVersion"]
     result["metadata"]["managedFields"] = _render_managed(old_entries, owners, api_version, manager, "")
-    if live is not None and result == live:
+    if live is not None and result == live and _same_json(result, live, mine):
         return ApplyResult(live, changed=False, body_changed=False)
     result["metadata"]["managedFields"] = _render_managed(old_entries, owners, api_version, manager, now)
     body_changed = live is None or any(
@@ -126,6 +129,17 @@ def _copy_shell(live: dict[str, Any] | None, manifest: dict[str, Any]) -> dict[s
             meta[section] = dict(meta[section])
     result["metadata"] = meta
     return result
+
+
+def _same_json(result: dict[str, Any], live: dict[str, Any], paths: set[Path]) -> bool:
+    """Whether the applied fields of two equal objects are the same JSON too: Python holds
+    ``True == 1``, an API server does not, so ``replicas: true`` over 1 is a change (which the
+    cluster's checks then refuse), not a no-op."""
+    try:
+        return all(orjson.dumps(_get(result, path), option=orjson.OPT_SORT_KEYS)
+                   == orjson.dumps(_get(live, path), option=orjson.OPT_SORT_KEYS) for path in paths)
+    except TypeError:  # not plain JSON: the checks on a write say what is wrong
+        return False
 
 
 def _get(obj: dict[str, Any], path: Path) -> Any:

@@ -8,7 +8,8 @@ through the simulated cluster (the apply of a Work's manifest, the member API se
 update and patch) is checked on the result of the apply, before it is stored:
 
 * ``metadata`` has its types (names, labels and annotations of strings, ownerReferences that
-  are objects …) and ``status`` is an object;
+  are objects …) and ``status`` is an object, whatever the kind (a workload whose status is not
+  is refused for it, before its rules are read, as decoding fails first in kube-apiserver);
 * the kinds that describe pods, which the simulated controllers and scheduler act on, pass the
   control plane's admission (:func:`fleetkeeper.api.admission.admit`: pod templates, selectors,
   counts, names, finalizers), whose defaults are not kept — the simulated API server stores what
@@ -109,7 +110,10 @@ def check(obj: Obj, *, now: datetime) -> None:
     """Raise ``errors.Invalid`` when a real API server would refuse to store ``obj``."""
     api_version, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
     model = BUILTIN.get(kind) if kind in WORKLOADS else None
-    if model is not None and model.API_VERSION.rpartition("/")[0] == api_version.rpartition("/")[0]:
+    status = obj.get("status")
+    status_ok = status is None or isinstance(status, dict)
+    group = api_version.rpartition("/")[0]
+    if status_ok and model is not None and model.API_VERSION.rpartition("/")[0] == group:
         _admit_workload(model, obj, now=now)
         return
     meta = obj.get("metadata")
@@ -118,11 +122,10 @@ def check(obj: Obj, *, now: datetime) -> None:
         ObjectMeta.from_dict(meta, path="metadata")
     except errors.Invalid as exc:
         errs.causes.extend(exc.causes)
-    status = obj.get("status")
-    if status is not None and not isinstance(status, dict):
+    if not status_ok:  # a workload's too: its status does not decode, whatever its spec says
         errs.wrong_type("status", status, "an object")
     name = str(meta.get("name") or "") if isinstance(meta, dict) else ""
-    errs.raise_if_any(kind=kind, name=name, group=api_version.rpartition("/")[0])
+    errs.raise_if_any(kind=kind, name=name, group=group)
 
 
 def _admit_workload(model: type[Unstructured], obj: Obj, *, now: datetime) -> None:
