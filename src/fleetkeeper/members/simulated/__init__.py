@@ -11,8 +11,10 @@ named after the scenario actions. :class:`SimulatedFleet` holds the clusters of 
 Module map: ``cluster`` (the Member façade and faults) → ``engine`` (the synchronous
 work loop, pods, garbage collection) → ``deployments``/``statefulsets``/``daemonsets``/
 ``jobs`` (controllers) and ``lifecycle``/``scheduler``/``nodes`` (placement and pod
-states on the clock); ``objects``/``apply``/``podapply`` (storage and server-side
-apply), ``watch``, ``discovery``, ``faults``, ``quantity`` support them.
+states on the clock); ``network`` (node addresses, pod ranges, pod IPs) and
+``events``/``podevents`` (the Events the scheduler, kubelets and controllers write);
+``objects``/``apply``/``podapply`` (storage and server-side apply), ``watch``,
+``discovery``, ``faults``, ``quantity`` support them.
 """
 
 from fleetkeeper.members.simulated.cluster import SimulatedCluster

@@ -29,8 +29,8 @@ from fleetkeeper import errors
 from fleetkeeper.api.selectors import parse_label_selector, requirements_match
 from fleetkeeper.clock import Clock
 from fleetkeeper.members.interface import FIELD_MANAGER, ClusterSummary, ObjectRef
+from fleetkeeper.members.simulated import events, quantity
 from fleetkeeper.members.simulated import nodes as node_model
-from fleetkeeper.members.simulated import quantity
 from fleetkeeper.members.simulated.discovery import Discovery
 from fleetkeeper.members.simulated.engine import NAMESPACE, POD, Engine
 from fleetkeeper.members.simulated.faults import ApiState, fail, refuses
@@ -292,11 +292,19 @@ class SimulatedCluster:
         if key.group_kind == POD:
             pod = self.engine.pods.get(key.namespace, key.name)
             return None if pod is None else render(pod)
+        if key.group_kind == events.EVENT:
+            event = self.engine.events.get(key.namespace, key.name)
+            if event is not None:
+                return events.render(event)
         return self.engine.store.get(key)
 
     def _items(self, gk: GroupKind, namespace: str | None) -> builtins.list[Obj]:
         if gk == POD:
             return [render(pod) for pod in self.engine.pods.items(namespace)]
+        if gk == events.EVENT:  # the cluster's own, and any a client wrote
+            written = [(ObjectKey.of(obj), obj) for obj in self.engine.store.items(gk, namespace)]
+            own = [(e.key, events.render(e)) for e in self.engine.events.items(namespace)]
+            return [obj for _, obj in sorted(written + own, key=lambda pair: pair[0])]
         return list(self.engine.store.items(gk, namespace))
 
     def _pods_of(self, workload: ObjectKey) -> builtins.list[Pod]:

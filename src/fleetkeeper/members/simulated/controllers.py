@@ -22,6 +22,7 @@ from typing import Any, Protocol
 import orjson
 
 from fleetkeeper.api.constants import safe_encode
+from fleetkeeper.members.simulated.events import EventLog, involved
 from fleetkeeper.members.simulated.objects import Obj, ObjectKey, ObjectStore
 from fleetkeeper.members.simulated.pods import Pod, PodTable
 from fleetkeeper.members.simulated.scheduler import Scheduler
@@ -33,6 +34,7 @@ class Runtime(Protocol):
     store: ObjectStore
     pods: PodTable
     scheduler: Scheduler
+    events: EventLog
     #: seconds a Job pod runs before it succeeds (a Job may override it, see ``jobs.py``)
     job_run: float
 
@@ -76,16 +78,25 @@ def deletion_order(pods: Iterable[Pod]) -> list[Pod]:
     return sorted(pods, key=lambda p: (p.node is not None, p.ready, -p.seq))
 
 
-def scale(runtime: Runtime, pods: list[Pod], *, want: int,
+def scale(runtime: Runtime, pods: list[Pod], *, want: int, owner: Obj, component: str,
           create: Callable[[], Pod] | None = None) -> list[Pod]:
-    """Create (with ``create``) or delete pods until ``want`` remain; returns the survivors."""
+    """Create (with ``create``) or delete pods until ``want`` remain; returns the survivors.
+
+    Each pod created or deleted is an Event of ``owner`` from ``component`` in the words of
+    Kubernetes' ReplicaSet and Job controllers."""
     pods = list(pods)
     for victim in deletion_order(pods)[:max(0, len(pods) - want)]:
         runtime.delete_pod(victim)
         pods.remove(victim)
+        runtime.events.record(involved(owner), "SuccessfulDelete", f"Deleted pod: {victim.name}",
+                              component=component)
     if want > len(pods):
         assert create is not None, "scaling up needs a way to create pods"
-        pods.extend(create() for _ in range(want - len(pods)))
+        for _ in range(want - len(pods)):
+            pod = create()
+            pods.append(pod)
+            runtime.events.record(involved(owner), "SuccessfulCreate", f"Created pod: {pod.name}",
+                                  component=component)
     return pods
 
 

@@ -21,10 +21,12 @@ from fleetkeeper.members.simulated.controllers import (
     template_hash,
     write_status,
 )
+from fleetkeeper.members.simulated.events import involved
 from fleetkeeper.members.simulated.objects import GroupKind, Obj
 from fleetkeeper.members.simulated.pods import Pod
 
 DAEMONSET = GroupKind("apps", "DaemonSet")
+DAEMONSET_CONTROLLER = "daemonset-controller"
 
 
 def reconcile_daemonset(runtime: Runtime, ds: Obj) -> None:
@@ -40,6 +42,8 @@ def reconcile_daemonset(runtime: Runtime, ds: Obj) -> None:
         node = pod.pinned_node or ""
         if node not in eligible or node in by_node or pod.revision != revision or pod.finished:
             runtime.delete_pod(pod)
+            runtime.events.record(involved(ds), "SuccessfulDelete", f"Deleted pod: {pod.name}",
+                                  component=DAEMONSET_CONTROLLER)
         else:
             by_node[node] = pod
     labels = pod_labels(template, {"controller-revision-hash": revision,
@@ -49,6 +53,8 @@ def reconcile_daemonset(runtime: Runtime, ds: Obj) -> None:
             name = runtime.pod_name(meta["name"], meta["namespace"])
             by_node[node] = runtime.create_pod(ds, template, name=name, revision=revision, labels=labels,
                                                pinned_node=node)
+            runtime.events.record(involved(ds), "SuccessfulCreate", f"Created pod: {name}",
+                                  component=DAEMONSET_CONTROLLER)
     pods = list(by_node.values())
     ready = sum(1 for p in pods if p.ready)
     status = {

@@ -34,12 +34,14 @@ from fleetkeeper.members.simulated.controllers import (
     template_hash,
     write_status,
 )
+from fleetkeeper.members.simulated.events import involved
 from fleetkeeper.members.simulated.objects import GroupKind, Obj, ObjectKey
 from fleetkeeper.members.simulated.pods import Pod
 
 REPLICASET = GroupKind("apps", "ReplicaSet")
 DEPLOYMENT = GroupKind("apps", "Deployment")
 HASH_LABEL = "pod-template-hash"
+RS_CONTROLLER, DEPLOYMENT_CONTROLLER = "replicaset-controller", "deployment-controller"
 
 
 def reconcile_replicaset(runtime: Runtime, rs: Obj) -> None:
@@ -54,7 +56,8 @@ def reconcile_replicaset(runtime: Runtime, rs: Obj) -> None:
                                   revision=revision, labels=labels)
 
     pods = [p for p in runtime.pods.owned_by(meta["uid"]) if not p.finished]
-    pods = scale(runtime, pods, want=spec_int(spec, "replicas", 1), create=create)
+    pods = scale(runtime, pods, want=spec_int(spec, "replicas", 1), owner=rs, component=RS_CONTROLLER,
+                 create=create)
     ready = sum(1 for p in pods if p.ready)
     status = {"replicas": len(pods), "fullyLabeledReplicas": len(pods), "readyReplicas": ready,
               "availableReplicas": ready, "observedGeneration": meta["generation"]}
@@ -72,11 +75,13 @@ def reconcile_deployment(runtime: Runtime, deploy: Obj) -> None:
     current = next((rs for rs in owned if _revision(rs) == revision), None)
     if current is None:
         current = runtime.store.create(_new_replicaset(deploy, template, revision, replicas))
+        if replicas:
+            _scaled(runtime, deploy, current, 0, replicas)
     else:
-        _scale_replicaset(runtime, current, replicas)
+        _scale_replicaset(runtime, deploy, current, replicas)
     for old in owned:
         if old is not current:
-            _scale_replicaset(runtime, old, 0)
+            _scale_replicaset(runtime, deploy, old, 0)
     _write_deployment_status(runtime, deploy, current, owned)
 
 
@@ -101,10 +106,19 @@ def _revision(rs: Obj) -> str | None:
     return labels.get(HASH_LABEL)
 
 
-def _scale_replicaset(runtime: Runtime, rs: Obj, replicas: int) -> None:
+def _scale_replicaset(runtime: Runtime, deploy: Obj, rs: Obj, replicas: int) -> None:
     spec = rs.get("spec") or {}
-    if spec_int(spec, "replicas", 1) != replicas:
+    before = spec_int(spec, "replicas", 1)
+    if before != replicas:
         runtime.store.replace(ObjectKey.of(rs), spec={**spec, "replicas": replicas})
+        _scaled(runtime, deploy, rs, before, replicas)
+
+
+def _scaled(runtime: Runtime, deploy: Obj, rs: Obj, before: int, after: int) -> None:
+    way = "up" if after > before else "down"
+    runtime.events.record(involved(deploy), "ScalingReplicaSet",
+                          f"Scaled {way} replica set {rs['metadata']['name']} from {before} to {after}",
+                          component=DEPLOYMENT_CONTROLLER)
 
 
 def _max_unavailable(spec: dict[str, Any], replicas: int) -> int:

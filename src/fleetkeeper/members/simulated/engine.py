@@ -34,6 +34,7 @@ from fleetkeeper.api.base import format_time
 from fleetkeeper.api.constants import safe_encode
 from fleetkeeper.clock import Clock
 from fleetkeeper.members.simulated import nodes as node_model
+from fleetkeeper.members.simulated import podevents
 from fleetkeeper.members.simulated.controllers import Reconcile, owner_ref
 from fleetkeeper.members.simulated.daemonsets import DAEMONSET, reconcile_daemonset
 from fleetkeeper.members.simulated.deployments import (
@@ -42,8 +43,10 @@ from fleetkeeper.members.simulated.deployments import (
     reconcile_deployment,
     reconcile_replicaset,
 )
+from fleetkeeper.members.simulated.events import EVENT, EventLog
 from fleetkeeper.members.simulated.jobs import JOB, reconcile_job
 from fleetkeeper.members.simulated.lifecycle import PodLifecycle
+from fleetkeeper.members.simulated.network import PodNetwork
 from fleetkeeper.members.simulated.objects import (
     Change,
     GroupKind,
@@ -100,6 +103,8 @@ class Engine:
         self.pods = PodTable()
         self.scheduler = Scheduler()
         self.hub = WatchHub()
+        self.network = PodNetwork()
+        self.events = EventLog(clock, self.revisions, self.hub, now=self.now)
         self.lifecycle = PodLifecycle(self, self.scheduler, clock, pod_startup=pod_startup,
                                       crashed=self._crashed)
         self.crashed: set[ObjectKey] = set()
@@ -240,6 +245,9 @@ class Engine:
         if self.pods.get(pod.namespace, pod.name) is not pod:
             return
         pod.cancel_timer()
+        running = pod.started_at and not (pod.crashing or pod.finished)
+        if running and self.scheduler.node(pod.node) is not None:
+            podevents.killing(self.events, pod)
         self.scheduler.release(pod)
         self.pods.remove(pod)
         self.capacity_freed()
@@ -288,6 +296,8 @@ class Engine:
             pod = self.pods.get(key.namespace, key.name)
             if pod is not None:
                 self.delete_pod(pod)
+            return
+        if key.group_kind == EVENT and self.events.delete(key.namespace, key.name):
             return
         obj = self.store.get(key)
         if obj is None:

@@ -31,11 +31,13 @@ from fleetkeeper.members.simulated.controllers import (
     spec_int,
     write_status,
 )
+from fleetkeeper.members.simulated.events import WARNING, involved
 from fleetkeeper.members.simulated.objects import GroupKind, Obj
 from fleetkeeper.members.simulated.pods import Pod
 
 JOB = GroupKind("batch", "Job")
 RUN_SECONDS_ANNOTATION = "simulation.fleetkeeper.io/run-seconds"
+JOB_CONTROLLER = "job-controller"
 
 
 def reconcile_job(runtime: Runtime, job: Obj) -> None:
@@ -52,16 +54,20 @@ def reconcile_job(runtime: Runtime, job: Obj) -> None:
     if not finished:
         completions = spec.get("completions")
         if failed > spec_int(spec, "backoffLimit", 6):
-            active = scale(runtime, active, want=0)
+            active = scale(runtime, active, want=0, owner=job, component=JOB_CONTROLLER)
             set_condition(conditions, "Failed", status=True, reason="BackoffLimitExceeded",
                           message="Job has reached the specified backoff limit", now=now)
+            runtime.events.record(involved(job), "BackoffLimitExceeded",
+                                  "Job has reached the specified backoff limit", component=JOB_CONTROLLER,
+                                  type=WARNING)
         elif succeeded >= (1 if completions is None else int(completions)) and (completions or not active):
             set_condition(conditions, "Complete", status=True, reason="CompletionsReached",
                           message="Reached expected number of succeeded pods", now=now)
             status["completionTime"] = now
+            runtime.events.record(involved(job), "Completed", "Job completed", component=JOB_CONTROLLER)
         else:
-            active = scale(runtime, active, want=_want_active(spec, succeeded, len(active)),
-                           create=lambda: _create(runtime, job))
+            active = scale(runtime, active, want=_want_active(spec, succeeded, len(active)), owner=job,
+                           component=JOB_CONTROLLER, create=lambda: _create(runtime, job))
     status.update({
         "startTime": status.get("startTime") or now, "active": len(active), "succeeded": succeeded,
         "failed": failed, "ready": sum(1 for p in active if p.ready), "terminating": 0,

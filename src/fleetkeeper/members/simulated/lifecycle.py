@@ -12,6 +12,8 @@
 * **reschedule** — its node went away (or its spec changed): the pod starts over and is
   placed again.
 
+Each step writes the Event Kubernetes' scheduler or kubelet writes for it (``podevents.py``).
+
 Timers are ``loop.call_later`` handles on the running loop, so under a VirtualClock
 they fire in virtual time and nothing runs between them: the cluster is idle (no task)
 whenever no timer is due. Every callback ends by letting the controllers settle.
@@ -23,6 +25,8 @@ from collections.abc import Callable
 from typing import Protocol
 
 from fleetkeeper.clock import Clock, call_at_monotonic
+from fleetkeeper.members.simulated import podevents
+from fleetkeeper.members.simulated.events import EventLog
 from fleetkeeper.members.simulated.pods import Pod
 from fleetkeeper.members.simulated.scheduler import Node, Scheduler
 
@@ -32,6 +36,8 @@ CRASH_BACKOFF_MAX = 300.0
 
 class Host(Protocol):
     """The cluster, as the pod lifecycle calls back into it."""
+
+    events: EventLog
 
     def now(self) -> str: ...
 
@@ -61,8 +67,10 @@ class PodLifecycle:
         placement = self.scheduler.find(pod)
         if placement is None:
             self.scheduler.queue(pod)
+            podevents.failed_scheduling(self.host.events, pod)
             return False
         for victim in placement.victims:
+            podevents.preempted(self.host.events, victim, by=pod, node=placement.node.name)
             self.host.delete_pod(victim)
         self.scheduler.bind(pod, placement.node)
         self._bound(pod, placement.node)
@@ -82,12 +90,14 @@ class PodLifecycle:
         self.scheduler.release(pod)
         self._reset(pod)
         pod.node = None
+        pod.ip = pod.host_ip = 0
         pod.scheduled_at = ""
         self.place(pod)
 
     def _bound(self, pod: Pod, node: Node) -> None:
         pod.scheduled_at = self.host.now()
         pod.phase = "Pending"
+        podevents.scheduled(self.host.events, pod)
         self._after(pod, self.pod_startup, self._start)
 
     # -- containers -----------------------------------------------------------------------
@@ -104,6 +114,7 @@ class PodLifecycle:
             self._crash_loop(pod)
 
     def _start(self, pod: Pod) -> None:
+        podevents.started(self.host.events, pod)
         if self.crashed(pod):
             if pod.spec.get("restartPolicy") == "Never":
                 pod.started_at = self.host.now()
@@ -125,6 +136,10 @@ class PodLifecycle:
         self._restart_failed(pod)
 
     def _restart_failed(self, pod: Pod) -> None:
+        """The container is restarted and exits again (the first time: it exited), then waits."""
+        if pod.restarts:
+            podevents.started(self.host.events, pod)
+        podevents.crashed(self.host.events, pod)
         pod.restarts += 1
         delay = min(CRASH_BACKOFF_MAX, CRASH_BACKOFF_START * 2 ** (pod.restarts - 1))
         self._after(pod, delay, self._restart_failed)

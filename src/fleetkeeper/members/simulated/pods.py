@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fleetkeeper.members.simulated import quantity
+from fleetkeeper.members.simulated.network import format_ip
 from fleetkeeper.members.simulated.objects import Obj, ObjectKey
 
 FINISHED = ("Succeeded", "Failed")
@@ -57,6 +58,9 @@ class Pod:
     managed_fields: list[dict[str, Any]] = field(default_factory=list)
     resource_version: str = ""
     node: str | None = None
+    #: its address and its node's (integers, see ``network.py``); 0 until bound
+    ip: int = 0
+    host_ip: int = 0
     #: a node the pod must run on (DaemonSet pods)
     pinned_node: str | None = None
     phase: str = "Pending"
@@ -189,6 +193,12 @@ def _status(pod: Pod) -> dict[str, Any]:
         _condition("ContainersReady", pod.ready, ready_since, not_ready),
         _condition("PodScheduled", True, pod.scheduled_at),
     ]
+    if pod.host_ip:
+        host = format_ip(pod.host_ip)
+        status["hostIP"], status["hostIPs"] = host, [{"ip": host}]
+    if pod.ip:
+        address = format_ip(pod.ip)
+        status["podIP"], status["podIPs"] = address, [{"ip": address}]
     status["startTime"] = pod.scheduled_at
     status["containerStatuses"] = [_container_status(pod, c) for c in pod.spec.get("containers") or []]
     return status

@@ -26,6 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from fleetkeeper.members.simulated import quantity
+from fleetkeeper.members.simulated.network import AddressPool
 from fleetkeeper.members.simulated.pods import Pod
 
 DEFAULT_NODE_RESOURCES: dict[str, str] = {"cpu": "8", "memory": "32Gi", "pods": "110"}
@@ -41,6 +42,9 @@ class Node:
     used: quantity.MilliList = field(default_factory=dict)
     #: active pods bound here, by pod uid
     pods: dict[str, Pod] = field(default_factory=dict)
+    #: its InternalIP and the addresses of its pod range (None: it has no range)
+    address: int = 0
+    pool: AddressPool | None = None
 
     def free(self) -> quantity.MilliList:
         return {name: value - self.used.get(name, 0) for name, value in self.allocatable.items()}
@@ -87,6 +91,7 @@ class Scheduler:
         orphans = sorted(node.pods.values(), key=lambda p: p.seq)
         for pod in orphans:
             pod.node = None
+            pod.ip = pod.host_ip = 0
             self._unbound(pod)
         node.pods.clear()
         return orphans
@@ -152,6 +157,8 @@ class Scheduler:
             quantity.add_into(self.allocating, pod.requests, -1)
         pod.node = node.name
         pod.unschedulable = ""
+        pod.host_ip = node.address
+        pod.ip = node.pool.take() if node.pool is not None else 0
         node.pods[pod.uid] = pod
         quantity.add_into(node.used, pod.requests)
         self._bound_priorities[pod.priority] += 1
@@ -163,12 +170,15 @@ class Scheduler:
             quantity.add_into(self.allocating, pod.requests)
 
     def release(self, pod: Pod) -> None:
-        """``pod`` stops using resources (finished or deleted); it keeps its node name."""
+        """``pod`` stops using resources (finished or deleted); it keeps its node name and IP,
+        which another pod may get from now on."""
         if self.pending.pop(pod.uid, None) is not None:
             quantity.add_into(self.allocating, pod.requests, -1)
         node = self.node(pod.node)
         if node is not None and node.pods.pop(pod.uid, None) is not None:
             quantity.add_into(node.used, pod.requests, -1)
+            if node.pool is not None and pod.ip:
+                node.pool.give(pod.ip)
             self._unbound(pod)
             self._fit_from.clear()
 

@@ -22,6 +22,7 @@ from fleetkeeper.members.simulated.controllers import (
     template_hash,
     write_status,
 )
+from fleetkeeper.members.simulated.events import involved
 from fleetkeeper.members.simulated.objects import GroupKind, Obj
 from fleetkeeper.members.simulated.pods import Pod
 
@@ -43,6 +44,7 @@ def reconcile_statefulset(runtime: Runtime, sts: Obj) -> None:
         ordinal = _ordinal(name, pod.name)
         if ordinal is None or ordinal >= replicas or pod.revision != update_revision:
             runtime.delete_pod(pod)
+            _pod_event(runtime, sts, "delete", pod.name)
         else:
             by_ordinal[ordinal] = pod
     for ordinal in range(replicas):
@@ -53,9 +55,17 @@ def reconcile_statefulset(runtime: Runtime, sts: Obj) -> None:
                                            "apps.kubernetes.io/pod-index": str(ordinal)})
             by_ordinal[ordinal] = runtime.create_pod(sts, template, name=pod_name, revision=update_revision,
                                                      labels=labels)
+            _pod_event(runtime, sts, "create", pod_name)
         if ordered and not by_ordinal[ordinal].ready:
             break
     _write_status(runtime, sts, list(by_ordinal.values()), replicas, update_revision)
+
+
+def _pod_event(runtime: Runtime, sts: Obj, verb: str, pod: str) -> None:
+    """``SuccessfulCreate`` / ``SuccessfulDelete`` in the StatefulSet controller's words."""
+    runtime.events.record(involved(sts), f"Successful{verb.title()}",
+                          f"{verb} Pod {pod} in StatefulSet {sts['metadata']['name']} successful",
+                          component="statefulset-controller")
 
 
 def _ordinal(name: str, pod_name: str) -> int | None:
