@@ -107,6 +107,15 @@ async def test_a_table_answers_kubectl_get(api: Api) -> None:
     assert len(one["rows"]) == 1 and "object" not in one["rows"][0]
 
 
+async def test_a_bad_include_object_is_400_with_a_bounded_message(api: Api) -> None:
+    await api.http.post(CLUSTERS, json=cluster("m1"))
+    for url in (CLUSTERS, f"{CLUSTERS}/m1"):
+        bad = await api.http.get(url, params={"includeObject": "x" * 5000}, headers={"Accept": TABLE})
+        message = bad.json()["message"]
+        assert bad.status_code == 400 and "includeObject must be None, Metadata or Object" in message
+        assert len(message) < 200
+
+
 async def test_selectors_filter_lists(api: Api) -> None:
     for name, region in (("a", "eu"), ("b", "us")):
         body = cluster(name)

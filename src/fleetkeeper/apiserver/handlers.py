@@ -28,9 +28,10 @@ from typing import Any
 from starlette.responses import Response
 
 from fleetkeeper import errors
+from fleetkeeper.api.printing.table import include_object, wants_table
 from fleetkeeper.apiserver import cascade, escalation, fieldlabels, fields, namespaces, tables
 from fleetkeeper.apiserver.admit import admit_object, shape
-from fleetkeeper.apiserver.request import INT64_MAX, parse_int, wants_table
+from fleetkeeper.apiserver.request import INT64_MAX, parse_int
 from fleetkeeper.apiserver.state import Context, ServerState, json_response
 from fleetkeeper.store import objects as o
 
@@ -41,9 +42,7 @@ def _table_or(state: ServerState, ctx: Context, objects: list[dict[str, Any]], r
               continue_token: str | None = None) -> dict[str, Any] | None:
     if not wants_table(ctx.accept):
         return None
-    include = ctx.param("includeObject") or "Metadata"
-    if include not in ("None", "Metadata", "Object"):
-        raise errors.BadRequest(f"includeObject must be None, Metadata or Object, got {include!r}")
+    include = include_object(ctx.param("includeObject"))
     info = ctx.target.info
     return tables.table(info.group, info.kind, objects, now=state.clock.now(),
                         resource_version=resource_version, include_object=include,

@@ -98,15 +98,6 @@ def media_type(header: str | None) -> str:
     return header.split(";", 1)[0].strip().lower() or JSON
 
 
-def wants_table(accept: str | None) -> bool:
-    """Whether ``Accept`` asks for a ``meta.k8s.io`` Table (kubectl get)."""
-    for part in (accept or "").split(","):
-        params = {p.strip() for p in part.split(";")[1:]}
-        if "as=Table" in params and "g=meta.k8s.io" in params:
-            return True
-    return False
-
-
 def decode(body: bytes, content_type: str) -> Any:
     """Parse a JSON or YAML body (``400`` with the parser's reason when malformed or nested
     deeper than :data:`~fleetkeeper.api.limits.MAX_DEPTH`)."""
@@ -271,5 +262,5 @@ def _target(info: ResourceInfo, namespace: str, rest: list[str]) -> Target:
 __all__ = [
     "APPLY_PATCH", "INT64_MAX", "JSON", "JSON_PATCH", "MAX_BODY_BYTES", "MERGE_PATCH", "PATCH_TYPES",
     "STRATEGIC_PATCH", "YAML", "Target", "decode", "decode_object", "media_type", "parse_bool", "parse_int",
-    "resolve", "wants_table",
+    "resolve",
 ]

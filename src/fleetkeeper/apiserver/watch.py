@@ -37,8 +37,9 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from fleetkeeper import errors
+from fleetkeeper.api.printing.table import wants_table
 from fleetkeeper.apiserver import fieldlabels, tables
-from fleetkeeper.apiserver.request import parse_bool, parse_int, wants_table
+from fleetkeeper.apiserver.request import parse_bool, parse_int
 from fleetkeeper.apiserver.state import Context, ServerState
 from fleetkeeper.store.interface import Event, Watch
 
