@@ -97,6 +97,22 @@ async def test_table_watches_send_one_row_tables(api: Api) -> None:
     assert table["kind"] == "Table" and table["rows"][0]["cells"][0] == "a"
 
 
+async def test_table_watches_carry_each_rows_object_as_include_object_asks(api: Api) -> None:
+    await api.http.post(DEPLOYS, json=deployment("a"))
+    headers = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"}
+    rows: dict[str, dict[str, Any]] = {}
+    for include in ("", "None", "Metadata", "Object"):
+        params = {"watch": "true", **({"includeObject": include} if include else {})}
+        async with api.http.stream("GET", DEPLOYS, params=params, headers=headers) as response:
+            rows[include] = (await events(response.aiter_lines(), 1))[0]["object"]["rows"][0]
+    by_default, whole = rows[""]["object"], rows["Object"]["object"]
+    assert by_default["kind"] == "PartialObjectMetadata" and by_default == rows["Metadata"]["object"]
+    assert "object" not in rows["None"]
+    assert whole["kind"] == "Deployment" and whole["spec"]["replicas"] == 1
+    bad = await api.http.get(DEPLOYS, params={"watch": "true", "includeObject": "All"}, headers=headers)
+    assert bad.status_code == 400 and "includeObject" in bad.json()["message"]
+
+
 async def test_a_watch_ends_after_its_timeout(api: Api) -> None:
     async with api.http.stream("GET", DEPLOYS, params={"watch": "true", "timeoutSeconds": "1"}) as response:
         async with asyncio.timeout(GUARD):

@@ -18,7 +18,8 @@ With ``allowWatchBookmarks=true`` an idle stream gets a ``BOOKMARK`` every
 ``bookmark_interval`` seconds carrying the last revision it delivered (always a safe
 place to resume). The stream ends after ``timeoutSeconds`` (or the server's default),
 when the client goes away, or when the server stops; clients then re-watch from their
-last resourceVersion. With a Table ``Accept`` each event's object is a one-row Table.
+last resourceVersion. With a Table ``Accept`` each event's object is a one-row Table, the row
+carrying the object as ``includeObject`` asks (its metadata unless told otherwise).
 
 :class:`WatchResponse` is a raw ASGI response: it streams and, at the same time,
 listens for the client's disconnect, so an idle watch is released at once instead of
@@ -37,7 +38,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from fleetkeeper import errors
-from fleetkeeper.api.printing.table import wants_table
+from fleetkeeper.api.printing.table import include_object, wants_table
 from fleetkeeper.apiserver import fieldlabels, tables
 from fleetkeeper.apiserver.request import parse_bool, parse_int
 from fleetkeeper.apiserver.state import Context, ServerState
@@ -59,6 +60,7 @@ class _Stream:
         self.state = state
         self.ctx = ctx
         self.table = wants_table(ctx.accept)
+        self.include = include_object(ctx.param("includeObject")) if self.table else "Metadata"
         self.initial: list[dict[str, Any]] = []
         self.initial_end = False
         self.watch: Watch | None = None
@@ -98,7 +100,8 @@ class _Stream:
             return obj
         info = self.ctx.target.info
         rv = str((obj.get("metadata") or {}).get("resourceVersion", ""))
-        return tables.table(info.group, info.kind, [obj], now=self.state.clock.now(), resource_version=rv)
+        return tables.table(info.group, info.kind, [obj], now=self.state.clock.now(), resource_version=rv,
+                            include_object=self.include)
 
     def _bookmark(self, *, end: bool) -> bytes:
         info = self.ctx.target.info
