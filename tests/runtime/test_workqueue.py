@@ -312,6 +312,6 @@ def test_retries_count_rate_limited_adds_and_not_delayed_ones() -> None:
         queue.add_rate_limited("b")
         queue.add_rate_limited("c")
         await drain(queue)
-        return queue.metrics.retries._value.get()
+        return queue.metrics.retries.value
 
     assert run_virtual(main) == 2.0

@@ -6,7 +6,8 @@ injected clock (so under virtual time durations are virtual too). The seam is th
 tiny :class:`Metrics` protocol; :class:`PrometheusMetrics` is the default and
 :class:`NoMetrics` turns reporting off. Labelled children are resolved once per
 (controller, outcome) and cached, so a reconcile costs one dictionary hit, two or
-three increments and two observations.
+three additions and two observations — the series are :mod:`~fleetkeeper.runtime.tally`
+families, turned into samples only when ``/metrics`` is scraped.
 
 The prometheus series live in the default registry (``fleetkeeper_reconcile_total``
 and ``fleetkeeper_reconcile_duration_seconds``, labelled by ``controller``), which is
@@ -26,32 +27,36 @@ from collections import Counter as Tally
 from collections.abc import Iterator
 from typing import Literal, Protocol
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import REGISTRY, Collector
 
+from fleetkeeper.runtime.tally import CounterCell, CounterFamily, HistogramCell, HistogramFamily
+
 Outcome = Literal["success", "requeue_after", "error", "terminal"]
 
-RECONCILE_TOTAL = Counter(
+RECONCILE_TOTAL = CounterFamily(
     "fleetkeeper_reconcile_total", "Reconciles per controller and outcome.", ["controller", "result"]
 )
-RECONCILE_SECONDS = Histogram(
-    "fleetkeeper_reconcile_duration_seconds", "Time spent in reconcile, per controller.", ["controller"]
+RECONCILE_SECONDS = HistogramFamily(
+    "fleetkeeper_reconcile_duration_seconds", "Time spent in reconcile, per controller.", ["controller"],
+    buckets=Histogram.DEFAULT_BUCKETS
 )
 
 #: controller-runtime's buckets for ``controller_runtime_reconcile_time_seconds``
 RECONCILE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8,
                      0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25,
                      30, 40, 50, 60)
-CR_RECONCILE_TOTAL = Counter("controller_runtime_reconcile_total",
-                             "Total number of reconciliations per controller", ["controller", "result"])
-CR_RECONCILE_ERRORS = Counter("controller_runtime_reconcile_errors_total",
-                              "Total number of reconciliation errors per controller", ["controller"])
-CR_TERMINAL_ERRORS = Counter("controller_runtime_terminal_reconcile_errors_total",
-                             "Total number of terminal reconciliation errors per controller", ["controller"])
-CR_RECONCILE_TIME = Histogram("controller_runtime_reconcile_time_seconds",
-                              "Length of time per reconciliation per controller", ["controller"],
-                              buckets=RECONCILE_BUCKETS)
+CR_RECONCILE_TOTAL = CounterFamily("controller_runtime_reconcile_total",
+                                   "Total number of reconciliations per controller", ["controller", "result"])
+CR_RECONCILE_ERRORS = CounterFamily("controller_runtime_reconcile_errors_total",
+                                    "Total number of reconciliation errors per controller", ["controller"])
+CR_TERMINAL_ERRORS = CounterFamily("controller_runtime_terminal_reconcile_errors_total",
+                                   "Total number of terminal reconciliation errors per controller",
+                                   ["controller"])
+CR_RECONCILE_TIME = HistogramFamily("controller_runtime_reconcile_time_seconds",
+                                    "Length of time per reconciliation per controller", ["controller"],
+                                    buckets=RECONCILE_BUCKETS)
 #: an outcome as controller-runtime's ``result`` label says it
 CR_RESULTS: dict[str, str] = {"success": "success", "requeue_after": "requeue_after", "error": "error",
                               "terminal": "error"}
@@ -74,7 +79,7 @@ class PrometheusMetrics:
     """Counts reconciles and observes their durations in the default prometheus registry."""
 
     def __init__(self) -> None:
-        self._children: dict[tuple[str, str], tuple[tuple[Counter, ...], tuple[Histogram, ...]]] = {}
+        self._children: dict[tuple[str, str], tuple[tuple[CounterCell, ...], tuple[HistogramCell, ...]]] = {}
 
     def observe(self, controller: str, outcome: Outcome, seconds: float) -> None:
         children = self._children.get((controller, outcome))
@@ -86,7 +91,7 @@ class PrometheusMetrics:
             histogram.observe(seconds)
 
 
-def _bind(controller: str, outcome: str) -> tuple[tuple[Counter, ...], tuple[Histogram, ...]]:
+def _bind(controller: str, outcome: str) -> tuple[tuple[CounterCell, ...], tuple[HistogramCell, ...]]:
     """The children one (controller, outcome) report increments and observes. The first report
     of a controller also makes its other controller-runtime series appear at 0, as there."""
     for result in ("success", "requeue_after", "requeue", "error"):

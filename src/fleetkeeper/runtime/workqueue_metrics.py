@@ -3,7 +3,8 @@
 A :class:`~fleetkeeper.runtime.workqueue.Workqueue` reports what happens to its keys
 through one :class:`QueueMetrics`, made once per queue with its label children already
 bound (``name`` and ``controller`` are both the queue's name, as controller-runtime
-labels them), so a key costs a few dictionary operations and counter increments:
+labels them), so a key costs a few dictionary operations and additions — the series are
+:mod:`~fleetkeeper.runtime.tally` families, turned into samples only when scraped:
 
 * ``workqueue_adds_total`` — adds that put a key in the queue (not those coalesced);
 * ``workqueue_retries_total`` — rate-limited adds (a failure retried), as client-go counts
@@ -23,24 +24,25 @@ import weakref
 from collections.abc import Hashable, Iterator
 from typing import Protocol
 
-from prometheus_client import Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import REGISTRY, Collector
+
+from fleetkeeper.runtime.tally import CounterFamily, HistogramFamily
 
 #: client-go's latency buckets: 10 ns × 10^n, twelve of them
 BUCKETS = tuple(10e-9 * 10 ** n for n in range(12))
 LABELS = ["name", "controller"]
 
-ADDS = Counter("workqueue_adds_total", "Total number of adds handled by workqueue", LABELS)
-RETRIES = Counter("workqueue_retries_total",
+ADDS = CounterFamily("workqueue_adds_total", "Total number of adds handled by workqueue", LABELS)
+RETRIES = CounterFamily("workqueue_retries_total",
                   "Total number of items added to the workqueue with a non-zero delay (rate-limited "
                   "requeues, explicit RequeueAfter or AddAfter calls)", LABELS)
-QUEUE_SECONDS = Histogram("workqueue_queue_duration_seconds",
-                          "How long in seconds an item stays in workqueue before being requested", LABELS,
-                          buckets=BUCKETS)
-WORK_SECONDS = Histogram("workqueue_work_duration_seconds",
-                         "How long in seconds processing an item from workqueue takes.", LABELS,
-                         buckets=BUCKETS)
+QUEUE_SECONDS = HistogramFamily("workqueue_queue_duration_seconds",
+                                "How long in seconds an item stays in workqueue before being requested",
+                                LABELS, buckets=BUCKETS)
+WORK_SECONDS = HistogramFamily("workqueue_work_duration_seconds",
+                               "How long in seconds processing an item from workqueue takes.", LABELS,
+                               buckets=BUCKETS)
 
 
 class QueueMetrics:

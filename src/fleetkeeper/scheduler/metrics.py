@@ -19,7 +19,8 @@
 
 Times are intervals of a :data:`Timer` — the scheduler's injected clock — and a scheduler
 made without one (the what-if CLI) observes no durations. Children are bound once per
-label set and kept.
+label set and kept; the counters and histograms are :mod:`~fleetkeeper.runtime.tally`
+families, turned into samples only when ``/metrics`` is scraped.
 """
 
 from __future__ import annotations
@@ -28,11 +29,11 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
-from prometheus_client import Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import REGISTRY, Collector
 
 from fleetkeeper.runtime.karmada_metrics import child
+from fleetkeeper.runtime.tally import CounterFamily, HistogramFamily
 
 #: a monotonic reading in seconds (the injected clock's)
 Timer = Callable[[], float]
@@ -44,25 +45,25 @@ BINDING_ADD, BINDING_UPDATE, CLUSTER_CHANGED, ATTEMPT_FAILURE = (
     "BindingAdd", "BindingUpdate", "ClusterChanged", "ScheduleAttemptFailure")
 PREFIX = "karmada_scheduler_"
 
-ATTEMPTS = Counter(PREFIX + "schedule_attempts_total",
-                   "Number of attempts to schedule a ResourceBinding or ClusterResourceBinding",
-                   ["result", "schedule_type"])
-E2E_SECONDS = Histogram(PREFIX + "e2e_scheduling_duration_seconds", "E2e scheduling latency in seconds",
-                        ["result", "schedule_type"], buckets=tuple(0.001 * 2 ** n for n in range(15)))
-ALGORITHM_SECONDS = Histogram(PREFIX + "scheduling_algorithm_duration_seconds",
-                              "Scheduling algorithm latency in seconds(exclude scale scheduler)",
-                              ["schedule_step"], buckets=tuple(0.001 * 2 ** n for n in range(15)))
-INCOMING = Counter(PREFIX + "queue_incoming_bindings_total",
-                   "Number of ResourceBinding and ClusterResourceBinding objects added to scheduling queues "
-                   "by event type.", ["event"])
-EXTENSION_POINT_SECONDS = Histogram(PREFIX + "framework_extension_point_duration_seconds",
-                                    "Latency for running all plugins of a specific extension point.",
-                                    ["extension_point", "result"],
-                                    buckets=tuple(0.0001 * 2 ** n for n in range(12)))
-PLUGIN_SECONDS = Histogram(PREFIX + "plugin_execution_duration_seconds",
-                           "Duration for running a plugin at a specific extension point.",
-                           ["plugin", "extension_point", "result"],
-                           buckets=tuple(0.00001 * 1.5 ** n for n in range(20)))
+ATTEMPTS = CounterFamily(PREFIX + "schedule_attempts_total",
+                         "Number of attempts to schedule a ResourceBinding or ClusterResourceBinding",
+                         ["result", "schedule_type"])
+E2E_SECONDS = HistogramFamily(PREFIX + "e2e_scheduling_duration_seconds", "E2e scheduling latency in seconds",
+                              ["result", "schedule_type"], buckets=tuple(0.001 * 2 ** n for n in range(15)))
+ALGORITHM_SECONDS = HistogramFamily(PREFIX + "scheduling_algorithm_duration_seconds",
+                                    "Scheduling algorithm latency in seconds(exclude scale scheduler)",
+                                    ["schedule_step"], buckets=tuple(0.001 * 2 ** n for n in range(15)))
+INCOMING = CounterFamily(PREFIX + "queue_incoming_bindings_total",
+                         "Number of ResourceBinding and ClusterResourceBinding objects added to scheduling "
+                         "queues by event type.", ["event"])
+EXTENSION_POINT_SECONDS = HistogramFamily(PREFIX + "framework_extension_point_duration_seconds",
+                                          "Latency for running all plugins of a specific extension point.",
+                                          ["extension_point", "result"],
+                                          buckets=tuple(0.0001 * 2 ** n for n in range(12)))
+PLUGIN_SECONDS = HistogramFamily(PREFIX + "plugin_execution_duration_seconds",
+                                 "Duration for running a plugin at a specific extension point.",
+                                 ["plugin", "extension_point", "result"],
+                                 buckets=tuple(0.00001 * 1.5 ** n for n in range(20)))
 
 class Pending(Protocol):
     """What the scrape reads of a live scheduler: its bindings by queue."""
