@@ -13,7 +13,14 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    disable_created_metrics,
+    enable_created_metrics,
+    generate_latest,
+)
 from prometheus_client.registry import REGISTRY
 
 from fleetkeeper.clock import VirtualClock
@@ -57,6 +64,20 @@ def test_the_scrape_is_what_prometheus_clients_own_series_give(seen: list[tuple[
     assert exposition(ours) == exposition(theirs)
     if seen:
         assert b"demo_seconds_created{" in exposition(ours) and b"demo_events_created{" in exposition(ours)
+
+
+def test_created_series_go_when_the_registry_turns_them_off() -> None:
+    ours, theirs = CollectorRegistry(), CollectorRegistry()
+    CounterFamily("quiet_total", "Quiet.", ["name"], registry=ours).labels("a").inc()
+    Counter("quiet_total", "Quiet.", ["name"], registry=theirs).labels("a").inc()
+    HistogramFamily("quiet_seconds", "Quiet.", ["name"], buckets=[1], registry=ours).labels("a").observe(2)
+    Histogram("quiet_seconds", "Quiet.", ["name"], buckets=[1], registry=theirs).labels("a").observe(2)
+    disable_created_metrics()
+    try:
+        assert generate_latest(ours) == generate_latest(theirs)
+        assert b"_created" not in generate_latest(ours)
+    finally:
+        enable_created_metrics()
 
 
 def test_a_family_checks_its_labels_and_buckets_as_prometheus_client_does() -> None:
