@@ -93,3 +93,22 @@ def test_off_by_default_no_condition_is_written() -> None:
     spec["spec"]["timeline"] = [{"at": "50s", "expect": [{"object": RB, "path": READY, "absent": True}]}]
     outcome = run_scenario(scenario.parse(spec), PlaneFactory("memory://"), clock=VirtualClock())
     assert outcome.passed, [f.message() for f in outcome.failures]
+
+
+def test_it_stands_back_while_a_failover_runs() -> None:
+    """member1 is lost at about 90 s: until FAILOVER_QUIET seconds after that nothing is assessed (the
+    condition is the one from before), then the fleet left (member2 alone) is."""
+    from fleetkeeper.readiness.controller import FAILOVER_QUIET
+
+    spec: dict[str, Any] = copy.deepcopy(yaml.safe_load(STORY.read_text()))
+    spec["spec"]["settings"] = {"failoverReadiness": True}
+    timeline = [step for step in spec["spec"]["timeline"] if step["at"] in ("60s", "100s")]
+    assert FAILOVER_QUIET >= 25
+    timeline += [
+        {"at": "115s", "expect": [{"object": RB, "path": READY,
+                                   "contains": {"status": "True", "reason": "SurvivesClusterLoss"}}]},
+        {"at": "160s", "expect": [{"object": RB, "path": f"{READY}.status", "equals": "False"}]},
+    ]
+    spec["spec"]["timeline"] = timeline
+    outcome = run_scenario(scenario.parse(spec), PlaneFactory("memory://"), clock=VirtualClock())
+    assert outcome.passed, [f.message() for f in outcome.failures]

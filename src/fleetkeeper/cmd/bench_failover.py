@@ -12,7 +12,8 @@ detection is reported but not what is measured.
 
 Once every binding reports its three Works applied and Healthy and the plane has settled
 (the Events and timeline entries the setup deferred are written, no controller that takes
-turns has work, the collector runs again: ``settle_seconds``), ``member-000`` goes down, so
+turns has work, the failover-readiness controller, when on, has assessed every domain it
+was asked to, the collector runs again: ``settle_seconds``), ``member-000`` goes down, so
 the failure meets a fleet at rest and the setup's tail stays out of what is measured. The
 clock starts when the plane's own Cluster cache first shows the NoExecute taint the default
 ClusterTaintPolicy puts on it, and the benchmark reports:
@@ -49,6 +50,7 @@ from fleetkeeper.cmd import detector as member_addons
 from fleetkeeper.cmd.app import SPECS, ControlPlane
 from fleetkeeper.members.simulated import SimulatedFleet
 from fleetkeeper.options import Options
+from fleetkeeper.readiness import controller as readiness_controller
 from fleetkeeper.runtime.handler import FuncHandler
 from fleetkeeper.runtime.informer import Informer
 from fleetkeeper.runtime.member_objects import MemberObjects
@@ -206,14 +208,20 @@ async def _populate(plane: ControlPlane, names: list[str], bindings: int, task: 
 async def _settle(plane: ControlPlane, task: asyncio.Task[None], *, deadline: float,
                   progress: benchkit.Progress) -> float:
     """Wait until the setup's deferred records are written, no controller that takes turns
-    has work and the collector runs again (at most :data:`SETTLE_LIMIT`); how long it took."""
+    has work, failover readiness has assessed the fleet and the collector runs again (at most
+    :data:`SETTLE_LIMIT`); how long it took."""
     progress.phase("setup: settling (deferred records written, controllers idle)")
     started = time.perf_counter()
     flushed = asyncio.ensure_future(plane.context.recorder("bench").flush())
     turns = plane.manager.turns
+    readiness = [c for c in plane.manager.controllers() if c.name == readiness_controller.NAME]
+
+    def settled() -> bool:
+        assessed = all(not c.busy and not c.queue.parked for c in readiness)
+        return flushed.done() and turns.quiet and assessed and gc.isenabled()
+
     try:
-        await benchkit.wait_until(lambda: flushed.done() and turns.quiet and gc.isenabled(), task,
-                                  deadline=min(deadline, started + SETTLE_LIMIT))
+        await benchkit.wait_until(settled, task, deadline=min(deadline, started + SETTLE_LIMIT))
     finally:
         flushed.cancel()
     return time.perf_counter() - started

@@ -20,7 +20,10 @@ domain's what-if may cover thousands of bindings, so it runs in slices of :data:
 workloads with a loop turn between them (cluster probes and watches never wait behind it);
 when failover work appears meanwhile it stops and looks again :data:`SETTLE` seconds later,
 and each condition it writes waits its turn too. A cluster that keeps reporting asks for one
-look at every domain per period, not one per report. Off unless ``failover_readiness`` is set.
+look at every domain per period, not one per report. When a cluster stops being Ready a failover
+may begin, and what it moves is in flux until it is done: no domain is assessed until
+:data:`FAILOVER_QUIET` seconds after the last such loss (the conditions meanwhile are those from
+before it). Off unless ``failover_readiness`` is set.
 
 Cluster facts are parsed once per cluster version and shared by every domain's what-if;
 equivalent bindings share one scheduling decision per domain. ``/metrics`` counts the
@@ -65,6 +68,8 @@ SETTLE = 5.0
 STATUSES = ("True", "False")
 #: workloads a reconcile assesses between two loop turns (a few milliseconds of work)
 SLICE = 16
+#: seconds after a cluster stops being Ready during which no domain is assessed
+FAILOVER_QUIET = 30.0
 
 
 def _targets(binding: Binding) -> list[str]:
@@ -99,6 +104,8 @@ class Readiness:
         self._known: frozenset[str] | None = None
         #: when the last look at every domain was asked for (monotonic), and at which domains
         self._all_asked: tuple[float, frozenset[str]] | None = None
+        #: no domain is assessed before this (monotonic): a cluster was lost, a failover may be under way
+        self._quiet_until = 0.0
 
     @property
     def by(self) -> str:
@@ -132,6 +139,14 @@ class Readiness:
         self._all_asked = (now, names)
         self.look_again(names)
 
+    def cluster_lost(self) -> None:
+        """A cluster stopped being Ready: stand back while the failover runs, then look at everything."""
+        self._quiet_until = self._ctx.clock.monotonic() + FAILOVER_QUIET
+        self.cluster_changed()
+
+    def _quiet_for(self) -> float:
+        return self._quiet_until - self._ctx.clock.monotonic()
+
     def binding_changed(self, binding: Binding) -> None:
         self.look_again({d for name in _targets(binding) for d in self._domains_of.get(name, ())})
 
@@ -143,6 +158,10 @@ class Readiness:
     async def reconcile(self, request: Request) -> Result:
         """Assess one domain; write the conditions that changed."""
         domain, now = request.name, self._ctx.clock.now()
+        quiet = self._quiet_for()
+        if quiet > 0:
+            self._keys.enqueue_after(request, quiet)
+            return Result()
         self._all_asked = None  # a cluster's change from now on is one this look may not see
         members = self.domains().get(domain)
         risks: dict[str, assess.Risk] = {}
@@ -176,7 +195,7 @@ class Readiness:
     async def _assess(self, fleet: Fleet, domain: str, members: list[str], now: datetime
                       ) -> dict[str, assess.Risk] | None:
         """What losing ``domain`` risks per binding, :data:`SLICE` workloads per loop turn; ``None``
-        when failover work became ready meanwhile."""
+        when failover work became ready, or a cluster was lost, meanwhile."""
         steps = assess.assess_steps(fleet, self.by, domain, members, now, scheduler=self._scheduler)
         done = 0
         while True:
@@ -188,7 +207,7 @@ class Readiness:
             done += 1
             if done % SLICE == 0:
                 await asyncio.sleep(0)
-                if self._turns.busy_before(OTHERS):
+                if self._turns.busy_before(OTHERS) or self._quiet_for() > 0:
                     return None
 
     def _parsed(self) -> dict[str, ClusterFacts]:
@@ -230,7 +249,9 @@ class _ClusterEvents:
         self._readiness.cluster_changed()
 
     def on_update(self, old: Cluster, new: Cluster) -> None:
-        if _seen(old) != _seen(new):
+        if _ready(old) == "True" and _ready(new) != "True":
+            self._readiness.cluster_lost()
+        elif _seen(old) != _seen(new):
             self._readiness.cluster_changed(moved=_placed(old) != _placed(new))
 
     def on_delete(self, obj: Cluster) -> None:
@@ -243,10 +264,14 @@ def _placed(cluster: Cluster) -> tuple[object, ...]:
     return spec.zone, spec.zones, spec.region
 
 
+def _ready(cluster: Cluster) -> str | None:
+    ready = get_condition(cluster.status.conditions, constants.COND_READY)
+    return ready.status if ready is not None else None
+
+
 def _seen(cluster: Cluster) -> tuple[object, ...]:
     """What of a cluster a what-if reads."""
-    ready = get_condition(cluster.status.conditions, constants.COND_READY)
-    return (cluster.labels(), cluster.spec, ready.status if ready is not None else None,
+    return (cluster.labels(), cluster.spec, _ready(cluster),
             cluster.status.resource_summary, cluster.status.api_enablements,
             cluster.metadata.deletion_timestamp)
 
@@ -343,4 +368,5 @@ SPEC = ControllerSpec(NAME, reconciler=_new, kind=ResourceBinding, tier=Tier.OTH
                       enabled=lambda options: options.failover_readiness)
 
 
-__all__ = ["BY_CLUSTER", "COLLECTOR", "NAME", "SETTLE", "SLICE", "SPEC", "Readiness", "ReadinessCollector"]
+__all__ = ["BY_CLUSTER", "COLLECTOR", "FAILOVER_QUIET", "NAME", "SETTLE", "SLICE", "SPEC", "Readiness",
+           "ReadinessCollector"]
