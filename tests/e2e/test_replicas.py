@@ -8,6 +8,9 @@ HTTPS with the stored credentials. Leader election keeps Karmada's timing (lease
 renew deadline 10 s, retry 2 s); members are probed every second and turn NotReady after
 2 s of failures.
 
+One plane serves both tests (its start and the apps' first rollout are most of the time);
+(b) runs first, as (a) leaves member1 empty, and leaves the apps as it found them.
+
 (a) Failover survives losing the leader half-way: ten Deployments divided 1:2 over
 member1/member2 run; member1 goes down; as soon as member1 carries the NoExecute taint
 the leader replica (the Lease's holder) is killed with SIGKILL. Another replica takes
@@ -19,7 +22,7 @@ and fully ready; once member1 answers again its copies and Works are removed.
 (b) A rolling restart of every replica (SIGTERM, start again, Ready) while the
 workloads run disturbs nothing on the members: sampled through the members' own
 kubeconfigs throughout, every Deployment keeps its uid and generation and stays fully
-ready; afterwards a scale change still reaches the members.
+ready; afterwards a scale change still reaches the members, and so does scaling back.
 
 Every wait is bounded; every process is stopped by the fixture's finalizer.
 """
@@ -30,7 +33,6 @@ import functools
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -106,8 +108,10 @@ class Plane:
             return {d["metadata"]["name"]: d for d in api.items(DEPLOYMENTS)}
 
 
-@pytest.fixture
-def plane(tmp_path: Path) -> Iterator[Plane]:
+@pytest.fixture(scope="module")
+def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plane]:
+    """The replicas and members, joined, with the apps applied (:func:`join_and_apply`)."""
+    tmp_path = tmp_path_factory.mktemp("replicas")
     etcd = etcd_server(tmp_path / "etcd")
     sims: dict[str, MemberSim] = {}
     replicas = Replicas(tmp_path, etcd.url, scratch_env(tmp_path))
@@ -117,7 +121,9 @@ def plane(tmp_path: Path) -> Iterator[Plane]:
         for sim in sims.values():
             sim.wait()
         replicas.start_all()
-        yield Plane(replicas, sims)
+        started = Plane(replicas, sims)
+        join_and_apply(started)
+        yield started
     finally:
         replicas.stop_all()
         for sim in sims.values():
@@ -183,8 +189,8 @@ def ready(api: Api, cluster: str) -> str | None:
                  if c["type"] == "Ready"), None)
 
 
-def converge(plane: Plane) -> None:
-    """Join both members through different replicas, apply the apps, wait until they all run."""
+def join_and_apply(plane: Plane) -> None:
+    """Join both members through different replicas and apply the apps through the third."""
     first, second, third = plane.replicas.replicas
     for name, via in zip(plane.sims, (first, second), strict=True):
         out = plane.replicas.cli(via, "join", name, "--cluster-kubeconfig", str(plane.sims[name].kubeconfig))
@@ -193,6 +199,11 @@ def converge(plane: Plane) -> None:
         wait_for(lambda: [ready(api, n) for n in plane.sims] == ["True", "True"],
                  "both members Ready (seen through the third replica)", CONVERGE)
     plane.replicas.kubectl(third, "apply", "-f", "-", stdin=manifests())
+
+
+def converge(plane: Plane) -> None:
+    """Wait until every app runs as the policy divides it (seen through the first replica)."""
+    first = plane.replicas.replicas[0]
     with first.api() as api:
         wait_for(lambda: all_healthy(api, split(REPLICAS)), "every app Healthy on member1 + member2",
                  CONVERGE)
@@ -247,6 +258,71 @@ def kill(replica: Replica) -> float:
     replica.process.popen.kill()
     replica.process.popen.wait(10)
     return time.monotonic()
+
+
+# --------------------------------------------------------------------------- (b)
+
+
+def identity(copy: dict[str, Any]) -> tuple[str, int]:
+    """A member copy's uid and generation: both stay put unless it is re-created or re-specified."""
+    return copy["metadata"]["uid"], copy["metadata"]["generation"]
+
+
+def disturbed(plane: Plane, baseline: dict[tuple[str, str], tuple[str, int]],
+              expected: dict[str, int]) -> list[str]:
+    """Every member copy that is gone, re-created, re-specified or not fully ready right now."""
+    problems = []
+    for member, count in expected.items():
+        found = plane.copies(member)
+        for name in (f"app{i}" for i in range(APPS)):
+            live = found.get(name)
+            if live is None:
+                problems.append(f"{member}/{name} is gone")
+                continue
+            ready_now = (live.get("status") or {}).get("readyReplicas")
+            if identity(live) != baseline[member, name] or ready_now != count:
+                problems.append(f"{member}/{name}: uid/generation {identity(live)} (was "
+                                f"{baseline[member, name]}), {ready_now} of {count} ready")
+    return problems
+
+
+def test_a_rolling_restart_of_every_replica_leaves_the_member_copies_alone(plane: Plane) -> None:
+    replicas = plane.replicas
+    converge(plane)
+    expected = split(REPLICAS)
+    baseline = {(member, name): identity(copy)
+                for member in expected for name, copy in plane.copies(member).items()}
+    assert len(baseline) == APPS * len(expected)
+    transitions = (replicas.lease(replicas.replicas[0]) or {})["spec"].get("leaseTransitions") or 0
+    starts = [r.starts for r in replicas.replicas]
+
+    with Sampler(lambda: disturbed(plane, baseline, expected)) as sampler:
+        for replica in replicas.replicas:
+            process = replica.process
+            assert process is not None and process.stop() == 0, process and process.stderr
+            others = [r for r in replicas.replicas if r is not replica]
+            for other in others:  # every other replica serves the API meanwhile
+                with other.api() as api:
+                    assert len(bindings(api)) == APPS
+            wait_for(functools.partial(replicas.led_by, others),
+                     f"a running replica leads while {replica.name} is stopped", PROCESS)
+            replicas.start(replica)
+    assert sampler.samples >= 10 and not sampler.problems, sampler.problems[:10]
+    assert [r.starts for r in replicas.replicas] == [n + 1 for n in starts]
+    lease = replicas.lease(replicas.replicas[0]) or {}
+    assert lease["spec"]["leaseTransitions"] > transitions, "the lease never changed hands"
+    assert replicas.holder(lease) is not None
+    for replica in replicas.replicas:
+        assert replica.process is not None and not unexpected_errors(replica.process.stderr), replica.name
+
+    # the controllers still work after the rollout: a change reaches the members
+    first = replicas.replicas[0]
+    replicas.kubectl(first, "scale", "deploy", "app0", "--replicas=6")
+    with first.api() as api:
+        wait_for(lambda: healthy(bindings(api)["app0-deployment"], split(6)),
+                 "app0 rescheduled to 2 + 4 and Healthy", CONVERGE)
+    replicas.kubectl(first, "scale", "deploy", "app0", f"--replicas={REPLICAS}")
+    converge(plane)
 
 
 # --------------------------------------------------------------------------- (a)
@@ -312,65 +388,3 @@ def test_killing_the_leader_mid_failover_loses_and_duplicates_nothing(plane: Pla
     assert replicas.leader() is successor
     for replica in replicas.replicas:
         assert replica.process is not None and not unexpected_errors(replica.process.stderr), replica.name
-
-
-# --------------------------------------------------------------------------- (b)
-
-
-def identity(copy: dict[str, Any]) -> tuple[str, int]:
-    """A member copy's uid and generation: both stay put unless it is re-created or re-specified."""
-    return copy["metadata"]["uid"], copy["metadata"]["generation"]
-
-
-def disturbed(plane: Plane, baseline: dict[tuple[str, str], tuple[str, int]],
-              expected: dict[str, int]) -> list[str]:
-    """Every member copy that is gone, re-created, re-specified or not fully ready right now."""
-    problems = []
-    for member, count in expected.items():
-        found = plane.copies(member)
-        for name in (f"app{i}" for i in range(APPS)):
-            live = found.get(name)
-            if live is None:
-                problems.append(f"{member}/{name} is gone")
-                continue
-            ready_now = (live.get("status") or {}).get("readyReplicas")
-            if identity(live) != baseline[member, name] or ready_now != count:
-                problems.append(f"{member}/{name}: uid/generation {identity(live)} (was "
-                                f"{baseline[member, name]}), {ready_now} of {count} ready")
-    return problems
-
-
-def test_a_rolling_restart_of_every_replica_leaves_the_member_copies_alone(plane: Plane) -> None:
-    replicas = plane.replicas
-    converge(plane)
-    expected = split(REPLICAS)
-    baseline = {(member, name): identity(copy)
-                for member in expected for name, copy in plane.copies(member).items()}
-    assert len(baseline) == APPS * len(expected)
-    transitions = (replicas.lease(replicas.replicas[0]) or {})["spec"].get("leaseTransitions") or 0
-
-    with Sampler(lambda: disturbed(plane, baseline, expected)) as sampler:
-        for replica in replicas.replicas:
-            process = replica.process
-            assert process is not None and process.stop() == 0, process and process.stderr
-            others = [r for r in replicas.replicas if r is not replica]
-            for other in others:  # every other replica serves the API meanwhile
-                with other.api() as api:
-                    assert len(bindings(api)) == APPS
-            wait_for(functools.partial(replicas.led_by, others),
-                     f"a running replica leads while {replica.name} is stopped", PROCESS)
-            replicas.start(replica)
-    assert sampler.samples >= 10 and not sampler.problems, sampler.problems[:10]
-    assert all(r.starts == 2 for r in replicas.replicas)
-    lease = replicas.lease(replicas.replicas[0]) or {}
-    assert lease["spec"]["leaseTransitions"] > transitions, "the lease never changed hands"
-    assert replicas.holder(lease) is not None
-    for replica in replicas.replicas:
-        assert replica.process is not None and not unexpected_errors(replica.process.stderr), replica.name
-
-    # the controllers still work after the rollout: a change reaches the members
-    first = replicas.replicas[0]
-    replicas.kubectl(first, "scale", "deploy", "app0", "--replicas=6")
-    with first.api() as api:
-        wait_for(lambda: healthy(bindings(api)["app0-deployment"], split(6)),
-                 "app0 rescheduled to 2 + 4 and Healthy", CONVERGE)
