@@ -148,6 +148,8 @@ class Readiness:
         return self._quiet_until - self._ctx.clock.monotonic()
 
     def binding_changed(self, binding: Binding) -> None:
+        if self._quiet_for() > 0:
+            return  # every domain is asked for already, for when the failover is over
         self.look_again({d for name in _targets(binding) for d in self._domains_of.get(name, ())})
 
     def binding_deleted(self, binding: Binding) -> None:
