@@ -11,8 +11,9 @@ traffic`` (the built-in load balancer, then HAProxy) routes a client's steady re
 ``fleetkeeper fault dnsDown member1`` breaks member1's DNS. Within the failure threshold
 plus two detect periods no request may reach member1 any more, and no request may fail
 because of the switch; ``dnsUp`` brings member1 back after the success threshold. Short
-thresholds (3 s, detect period 1 s) keep it quick. Each test prints what the client saw.
-Every wait is bounded, every process is stopped.
+thresholds (3 s, detect period 1 s) keep it quick. Both load balancers run through one drill,
+each with a client of its own, and each test checks and prints what its client saw. Every
+wait is bounded, every process is stopped.
 """
 
 from __future__ import annotations
@@ -225,23 +226,27 @@ async def fault(plane: Plane, action: str) -> float:
     return time.monotonic()
 
 
-async def drill(plane: Plane, url: str) -> Client:
-    """dnsDown member1 under steady load, then dnsUp; the client's record."""
+async def drill(plane: Plane, urls: dict[str, str]) -> dict[str, Client]:
+    """dnsDown member1 under steady load through every load balancer at once, then dnsUp; each
+    client's record."""
     await ready_backends(plane)
-    await until_both_serve(url)
-    client = Client(url)
+    await asyncio.gather(*(until_both_serve(url) for url in urls.values()))
+    clients = {provider: Client(url) for provider, url in urls.items()}
     total = 2 + SWITCH_BOUND + 3 + SUCCESS_THRESHOLD + 2 * DETECT_PERIOD + 6
-    load = asyncio.get_running_loop().create_task(client.run(total + 10))
+    loads = [asyncio.get_running_loop().create_task(client.run(total + 10)) for client in clients.values()]
     try:
         await asyncio.sleep(2)
-        client.down_at = await fault(plane, "dnsDown")
+        down_at = await fault(plane, "dnsDown")
         await asyncio.sleep(SWITCH_BOUND + 3)
-        client.up_at = await fault(plane, "dnsUp")
+        up_at = await fault(plane, "dnsUp")
+        for client in clients.values():
+            client.down_at, client.up_at = down_at, up_at
         await asyncio.sleep(SUCCESS_THRESHOLD + 2 * DETECT_PERIOD + 6)
     finally:
-        client.stopped = True
-        await asyncio.gather(load, return_exceptions=True)
-    return client
+        for client in clients.values():
+            client.stopped = True
+        await asyncio.gather(*loads, return_exceptions=True)
+    return clients
 
 
 def check(client: Client, provider: str) -> None:
@@ -280,21 +285,29 @@ def run_traffic(plane: Plane, provider: str, listen: str) -> tuple[subprocess.Po
     return process, line.split("routing on ", 1)[1].split()[0]
 
 
-def test_builtin_load_balancer_switches_away_from_broken_dns(plane: Plane) -> None:
-    process, url = run_traffic(plane, "builtin", "127.0.0.1:0")
+@pytest.fixture(scope="module")
+def drilled(plane: Plane) -> dict[str, Client]:
+    """The built-in load balancer and HAProxy (when installed) through one drill, a client each."""
+    listen = {"builtin": "127.0.0.1:0"}
+    if shutil.which("haproxy") is not None:
+        listen["haproxy"] = f"127.0.0.1:{free_port()}"
+    processes: list[subprocess.Popen[bytes]] = []
+    urls = {}
     try:
-        client = asyncio.run(drill(plane, url))
+        for provider, address in listen.items():
+            process, urls[provider] = run_traffic(plane, provider, address)
+            processes.append(process)
+        return asyncio.run(drill(plane, urls))
     finally:
-        stop(process)
-    check(client, "builtin")
+        for process in processes:
+            stop(process)
+
+
+def test_builtin_load_balancer_switches_away_from_broken_dns(drilled: dict[str, Client]) -> None:
+    check(drilled["builtin"], "builtin")
 
 
 @pytest.mark.skipif(shutil.which("haproxy") is None,
                     reason="haproxy is not installed (apt-get install haproxy; ./run test installs it)")
-def test_haproxy_switches_away_from_broken_dns(plane: Plane) -> None:
-    process, url = run_traffic(plane, "haproxy", f"127.0.0.1:{free_port()}")
-    try:
-        client = asyncio.run(drill(plane, url))
-    finally:
-        stop(process)
-    check(client, "haproxy")
+def test_haproxy_switches_away_from_broken_dns(drilled: dict[str, Client]) -> None:
+    check(drilled["haproxy"], "haproxy")
