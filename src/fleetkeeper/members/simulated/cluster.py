@@ -38,6 +38,7 @@ from fleetkeeper.members.simulated.objects import GroupKind, Obj, ObjectKey, clo
 from fleetkeeper.members.simulated.podapply import apply_pod
 from fleetkeeper.members.simulated.pods import Pod, render
 from fleetkeeper.members.simulated.scheduler import DEFAULT_NODE_RESOURCES
+from fleetkeeper.members.simulated.services import SERVICE_CIDR
 from fleetkeeper.members.simulated.watch import Matcher, WatchStream
 
 HEALTH_PATHS = frozenset({"/readyz", "/healthz", "/livez"})
@@ -58,7 +59,8 @@ class SimulatedCluster:
                  node_resources: dict[str, str | int | float] | None = None, pod_startup: float = 2.0,
                  kubernetes_version: str = "v1.31.0", labels: dict[str, str] | None = None,
                  call_timeout: float | None = 30.0, job_run: float = 10.0,
-                 uid_factory: Callable[[], str] | None = None, create_namespaces: bool = True) -> None:
+                 uid_factory: Callable[[], str] | None = None, create_namespaces: bool = True,
+                 service_cidr: str = SERVICE_CIDR) -> None:
         self._name = name
         self.create_namespaces = create_namespaces
         self.clock = clock
@@ -70,7 +72,8 @@ class SimulatedCluster:
         self.dns_ok = True
         self.agent_ok = True
         self.discovery = Discovery()
-        self.engine = Engine(name, clock, pod_startup=pod_startup, job_run=job_run, uid_factory=uid_factory)
+        self.engine = Engine(name, clock, pod_startup=pod_startup, job_run=job_run, uid_factory=uid_factory,
+                             service_cidr=service_cidr)
         for namespace in SYSTEM_NAMESPACES:
             self._ensure_namespace(namespace)
         self.set_nodes(nodes)

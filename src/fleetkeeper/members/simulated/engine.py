@@ -15,7 +15,8 @@ owner (``ownerReferences`` with ``controller: true``). Deletion cascades to depe
 (ReplicaSets of a Deployment, pods of anything), and deleting a Namespace deletes its
 contents.
 
-What is applied is checked first (``validate.py``), so controllers meet well-formed objects.
+What is applied is checked first (``validate.py``), so controllers meet well-formed objects,
+and a Service gets kube-apiserver's defaults and a cluster IP (``services.py``).
 Should one still fail on an object, the cluster says so once for that version of the object
 and goes on with the others; the object is looked at again when it changes.
 """
@@ -58,6 +59,7 @@ from fleetkeeper.members.simulated.objects import (
 )
 from fleetkeeper.members.simulated.pods import Pod, PodTable, pod_requests, render
 from fleetkeeper.members.simulated.scheduler import Scheduler
+from fleetkeeper.members.simulated.services import SERVICE_CIDR, ServiceRange
 from fleetkeeper.members.simulated.statefulsets import STATEFULSET, reconcile_statefulset
 from fleetkeeper.members.simulated.validate import check
 from fleetkeeper.members.simulated.watch import WatchHub
@@ -94,7 +96,7 @@ class Engine:
     """One cluster's state and controllers (implements the controllers' ``Runtime``)."""
 
     def __init__(self, name: str, clock: Clock, *, pod_startup: float, job_run: float,
-                 uid_factory: Callable[[], str] | None = None) -> None:
+                 uid_factory: Callable[[], str] | None = None, service_cidr: str = SERVICE_CIDR) -> None:
         self.name = name
         self.clock = clock
         self.job_run = job_run
@@ -104,6 +106,9 @@ class Engine:
         self.scheduler = Scheduler()
         self.hub = WatchHub()
         self.network = PodNetwork()
+        self.services = ServiceRange(service_cidr)
+        self.store.defaults = self.services.default
+        self.store.listeners.append(self.services.on_change)
         self.events = EventLog(clock, self.revisions, self.hub, now=self.now)
         self.lifecycle = PodLifecycle(self, self.scheduler, clock, pod_startup=pod_startup,
                                       crashed=self._crashed)

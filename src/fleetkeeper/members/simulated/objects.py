@@ -14,7 +14,8 @@ Indexes kept so no call scans every object: by kind → namespace → name (list
 namespace, namespace deletion) and by owner uid (garbage collection of dependents).
 Listeners hear every :class:`Change`; the cluster uses that to publish watch
 events and wake workload controllers. An apply's result passes the store's ``admit`` check
-(what the API server refuses, see ``validate.py``) before it is stored.
+(what the API server refuses, see ``validate.py``) and gets its ``defaults`` (a Service's, see
+``services.py``) before it is stored.
 """
 
 from __future__ import annotations
@@ -91,6 +92,8 @@ class ObjectStore:
         self.revisions = revisions
         #: raises (``errors.Invalid``) when an applied object may not be stored
         self.admit = admit
+        #: an admitted object (and its stored version) as the API server stores it: its defaults
+        self.defaults: Callable[[Obj | None, Obj], Obj] | None = None
         self._by_kind: dict[GroupKind, dict[str, dict[str, Obj]]] = {}
         self._dependents: dict[str, set[ObjectKey]] = {}
         self.listeners: list[Listener] = []
@@ -129,7 +132,8 @@ class ObjectStore:
             return live
         if self.admit is not None:
             self.admit(result.object)
-        return self.write(key, live, result.object, body_changed=result.body_changed)
+        stored = result.object if self.defaults is None else self.defaults(live, result.object)
+        return self.write(key, live, stored, body_changed=result.body_changed)
 
     def create(self, obj: Obj) -> Obj:
         """Store a new object made by a controller (``AlreadyExists`` when taken)."""
