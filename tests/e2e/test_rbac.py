@@ -1,15 +1,17 @@
 """Many teams on one plane, with the real kubectl against ``fleetkeeper up``: a ServiceAccount
 bound to ``edit`` in team-a works there and nowhere else, ``view`` reads but does not write,
 ``kubectl auth can-i`` agrees with every outcome, a deleted account's token is refused within
-a second, and nobody grants more than they hold."""
+a second, and nobody grants more than they hold. One plane serves every test: each works with
+accounts, namespaces and bindings of its own names."""
 
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
 
-from .test_up import FLEETKEEPER, Fleet, fleet, wait_for
+import pytest
 
-__all__ = ["fleet"]
+from .test_up import FLEETKEEPER, Fleet, wait_for
 
 SA = "system:serviceaccount:team-a:deployer"
 APP = """\
@@ -39,6 +41,23 @@ spec:
   resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
   placement: {clusterAffinity: {clusterNames: [member1]}}
 """
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+    """One ``fleetkeeper up`` (three simulated members) for the module's tests."""
+    started = Fleet(tmp_path_factory.mktemp("rbac"))
+    try:
+        started.up()
+        yield started
+    finally:
+        started.stop_all()
+
+
+def _namespace(fleet: Fleet, name: str) -> None:
+    """Namespace ``name``, made unless an earlier test of the module made it."""
+    if fleet.kubectl("get", "namespace", name).returncode != 0:
+        fleet.kubectl_ok("create", "namespace", name)
 
 
 def _account(fleet: Fleet, name: str, role: str) -> str:
@@ -137,9 +156,8 @@ def _check_table(fleet: Fleet, token: str, allowed: set[str]) -> None:
 
 
 def test_teams_are_confined_to_their_namespaces(fleet: Fleet) -> None:
-    fleet.up()
     for namespace in ("team-a", "team-b"):
-        fleet.kubectl_ok("create", "namespace", namespace)
+        _namespace(fleet, namespace)
     fleet.kubectl_ok("create", "deployment", "web", "--image", "nginx", "-n", "team-b")
     deployer = _account(fleet, "deployer", "edit")
 
@@ -173,8 +191,7 @@ def test_teams_are_confined_to_their_namespaces(fleet: Fleet) -> None:
 
 
 def test_a_deleted_accounts_token_is_refused_within_a_second_and_nobody_escalates(fleet: Fleet) -> None:
-    fleet.up()
-    fleet.kubectl_ok("create", "namespace", "team-a")
+    _namespace(fleet, "team-a")
     lead = _account(fleet, "lead", "admin")
     who = _as(fleet, lead, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}")
     assert who.stdout == "system:serviceaccount:team-a:lead"
@@ -225,7 +242,6 @@ def test_a_deleted_accounts_token_is_refused_within_a_second_and_nobody_escalate
 
 
 def test_a_person_gets_a_kubeconfig_and_sees_what_their_groups_may(fleet: Fleet) -> None:
-    fleet.up()
     made = subprocess.run(
         [
             *FLEETKEEPER,
