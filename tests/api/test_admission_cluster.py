@@ -104,6 +104,10 @@ TOO_LONG = "m" * 49
                  id="an api endpoint carries no query"),
     pytest.param(cluster(apiEndpoint="https://h:6443#frag"), "spec.apiEndpoint",
                  id="an api endpoint carries no fragment"),
+    pytest.param(cluster(apiEndpoint="kube://ctx#other"), "spec.apiEndpoint",
+                 id="a kubeconfig context named in a fragment goes with a file path"),
+    pytest.param(cluster(apiEndpoint="kube:///etc/member1.kubeconfig?x=1#ctx"), "spec.apiEndpoint",
+                 id="a kubeconfig endpoint carries no query"),
     pytest.param(cluster(secretRef={"namespace": "", "name": "s"}), "spec.secretRef.namespace",
                  id="a secretRef needs a namespace"),
     pytest.param(cluster(impersonatorSecretRef={"namespace": "n", "name": ""}),
@@ -155,6 +159,8 @@ def test_invalid_cluster_is_rejected_naming_the_field(doc: dict[str, Any], path:
     pytest.param("https://172.18.0.3:6443", id="an https URL with an IP and port"),
     pytest.param("https://member1.example.com", id="an https URL with a host name"),
     pytest.param("simulated://member1", id="a simulated member URL"),
+    pytest.param("kube://kubernetes-admin@kind-member1", id="a context of the default kubeconfig"),
+    pytest.param("kube:///etc/fleet/member1.kubeconfig#member1", id="a context of a kubeconfig file"),
 ])
 def test_valid_api_endpoints_are_admitted(endpoint: str) -> None:
     assert admit(cluster(apiEndpoint=endpoint))["spec"]["apiEndpoint"] == endpoint

@@ -6,7 +6,8 @@ empty list becomes the default 9-grade cpu/memory model; a given list is normali
 (sorted by grade, first-grade minimums 0, last-grade maximums MaxInt64).
 
 Validation: the name is an RFC 1123 label of at most 48 characters (15 are reserved for
-the ``karmada-es-`` prefix); endpoints are URLs with a host; provider/region/zones are
+the ``karmada-es-`` prefix); endpoints are URLs with a host (or fleetkeeper's
+``kube://CONTEXT`` / ``kube:///path/to/kubeconfig#CONTEXT``); provider/region/zones are
 label values; taints have qualified keys, an effect of NoSchedule or NoExecute and are
 unique by key and effect; resource models are ordered, aligned and contiguous.
 """
@@ -103,6 +104,9 @@ def _validate_name(name: str, errs: FieldErrors) -> None:
 
 
 def _validate_endpoint(path: str, endpoint: str, errs: FieldErrors) -> None:
+    if endpoint.startswith("kube://"):
+        _validate_kube_endpoint(path, endpoint, errs)
+        return
     form = "; desired format: hostname, hostname:port, IP or IP:port"
     try:
         parts = urlsplit(endpoint)
@@ -118,6 +122,16 @@ def _validate_endpoint(path: str, endpoint: str, errs: FieldErrors) -> None:
         errs.invalid(path, endpoint, "fragments are not permitted in the URL")
     if parts.query:
         errs.invalid(path, endpoint, "query parameters are not permitted in the URL")
+
+
+def _validate_kube_endpoint(path: str, endpoint: str, errs: FieldErrors) -> None:
+    """A kubeconfig context: ``kube://CONTEXT`` (of the plane's default kubeconfig) or
+    ``kube:///path/to/kubeconfig#CONTEXT``, without parameters."""
+    location, _, fragment = endpoint[len("kube://"):].partition("#")
+    if "?" in location:
+        errs.invalid(path, endpoint, "query parameters are not permitted in the URL")
+    if fragment and not location.startswith("/"):
+        errs.invalid(path, endpoint, "a #CONTEXT goes with a kubeconfig path: kube:///path/to/kubeconfig#CONTEXT")
 
 
 def _validate_proxy(path: str, proxy: str, errs: FieldErrors) -> None:
