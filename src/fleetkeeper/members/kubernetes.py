@@ -57,6 +57,7 @@ from fleetkeeper import errors
 from fleetkeeper.clock import Clock, SystemClock
 from fleetkeeper.members import kubernetes_summary as summaries
 from fleetkeeper.members.interface import FIELD_MANAGER, ClusterSummary, MemberEvent, ObjectRef
+from fleetkeeper.members.kubeconfig import proxy_url, read_kubeconfig
 from fleetkeeper.members.kubernetes_discovery import Resource
 from fleetkeeper.members.kubernetes_http import Connection, translated
 from fleetkeeper.members.kubernetes_selectors import label_pairs
@@ -119,16 +120,23 @@ def parse_kube_url(url: str) -> tuple[Path | None, str | None]:
     return None, unquote(location) or None
 
 
-def load_context(path: Path | None, context: str | None) -> SingleConfig:
-    """One context of a kubeconfig file (``ValueError`` when the file or the context is missing)."""
-    file = path or default_kubeconfig()
+def read_context(path: Path | None, context: str | None) -> tuple[SingleConfig, str | None]:
+    """One context of a kubeconfig file, read within ``MAX_KUBECONFIG_BYTES``, and its cluster's
+    ``proxy-url`` (``ValueError`` when the file or the context is missing or unusable)."""
+    file = (path or default_kubeconfig()).expanduser()
     try:
-        config = KubeConfig.from_file(file).get(context)
-    except (ConfigError, OSError, KeyError, TypeError) as exc:
+        doc = read_kubeconfig(file)
+        config = KubeConfig.from_dict(doc, fname=file).get(context)
+    except (ConfigError, OSError, KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"kubeconfig {file}: {exc}") from None
     if config is None:
         raise ValueError(f"kubeconfig {file}: no current context; name one")
-    return config
+    return config, proxy_url(doc, config.context.cluster)
+
+
+def load_context(path: Path | None, context: str | None) -> SingleConfig:
+    """One context of a kubeconfig file (:func:`read_context`)."""
+    return read_context(path, context)[0]
 
 
 def _plain(obj: Any) -> dict[str, Any]:
@@ -378,5 +386,5 @@ def _difference(known: dict[Key, dict[str, Any]], items: builtins.list[dict[str,
 
 __all__ = [
     "DEFAULT_TIMEOUT", "WATCH_SECONDS", "Connector", "Credentials", "KubernetesMember", "default_kubeconfig",
-    "load_context", "parse_kube_url",
+    "load_context", "parse_kube_url", "read_context",
 ]
