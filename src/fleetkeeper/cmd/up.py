@@ -88,6 +88,7 @@ from fleetkeeper.client.interface import Client
 from fleetkeeper.clock import Clock, SystemClock
 from fleetkeeper.cmd import components as parts
 from fleetkeeper.cmd.app import ControlPlane, freeze_startup_heap
+from fleetkeeper.cmd.kube_proxy import KubeconfigMembers
 from fleetkeeper.cmd.kubeconfig import ContextName
 from fleetkeeper.cmd.member_pool import member_pool
 from fleetkeeper.cmd.member_proxy import SimulatedMembers
@@ -227,7 +228,7 @@ async def _start(run: Up, files: ServerFiles, sock: Any, store: Store, clock: Cl
     app = GatedApp(build_app(store, clock=clock, tokens=files.tokens).state)
     app.sites[dashboard.PREFIX] = dashboard.Site(
         app, clock=clock, threshold=run.options.eviction_circuit_breaker_threshold)
-    app.proxy.transports.append(SimulatedMembers(clock))
+    app.proxy.transports += [SimulatedMembers(clock), KubeconfigMembers()]
     started = asyncio.Event()
     loop = asyncio.get_running_loop()
     tasks.append(loop.create_task(serve(app, sock=sock, tls=files.tls, stop=stop, started=started),
@@ -399,6 +400,7 @@ async def _serve_api(directory: Path, sock: socket.socket, url: str, store_url: 
         try:
             files = await server_files(opened, directory, hosts=hosts, clock=clock, name=name)
             app = build_app(opened, clock=clock, tokens=files.tokens)
+            app.proxy.transports.append(KubeconfigMembers())
             app.sites[dashboard.PREFIX] = dashboard.Site(
                 app, clock=clock, threshold=Options().eviction_circuit_breaker_threshold)
             started = asyncio.Event()
