@@ -99,7 +99,8 @@ def test_watch_prints_the_listing_then_each_change_until_the_timeout(seeded: Cli
     lines = printed.splitlines()
     assert lines[-3:] == ["three", "four", "five"] and lines[0] in ("two", "three"), lines
     rows = seeded.ok("get", "cm", "-n", NS, "-w", "--request-timeout", "1s").splitlines()
-    assert rows[0].split() == ["NAME", "AGE"] and [r.split()[0] for r in rows[1:]] == ["alpha", "beta"]
+    assert rows[0].split() == ["NAME", "DATA", "AGE"]  # kubectl's columns for ConfigMaps
+    assert [r.split()[0] for r in rows[1:]] == ["alpha", "beta"]
 
 
 def test_ctrl_c_ends_a_watch_quietly(seeded: Cli) -> None:

@@ -62,17 +62,19 @@ spec:
 """
 
 
-def _pod(name: str, node: str) -> dict[str, Any]:
+def _pod(name: str, node: str, **status: Any) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": name, "namespace": "default", "labels": {"app": "nginx"},
                          "creationTimestamp": "2026-01-01T00:00:00Z"},
             "spec": {"nodeName": node, "containers": [{"name": "nginx", "image": "nginx"}]},
             "status": {"phase": "Running", "podIP": "10.0.0.7",
-                       "containerStatuses": [{"name": "nginx", "ready": True, "restartCount": 2}]}}
+                       "containerStatuses": [{"name": "nginx", "ready": True, "restartCount": 2}], **status}}
 
 
 def _member(cluster: str) -> Starlette:
-    pods = [_pod(f"nginx-{cluster}-b", f"{cluster}-node1"), _pod(f"nginx-{cluster}-a", f"{cluster}-node2")]
+    # a pod reporting only podIPs (as a dual-stack kubelet may) prints its first address, as kubectl does
+    pods = [_pod(f"nginx-{cluster}-b", f"{cluster}-node1", podIP=None, podIPs=[{"ip": "10.0.0.8"}]),
+            _pod(f"nginx-{cluster}-a", f"{cluster}-node2")]
 
     async def listing(request: Request) -> Response:
         return JSONResponse({"apiVersion": "v1", "kind": "PodList", "metadata": {"resourceVersion": "5"},
@@ -171,13 +173,18 @@ def _rows(output: str) -> list[list[str]]:
 
 
 def test_get_with_clusters_reads_each_member_with_a_cluster_column(cli: Cli) -> None:
+    """kubectl's columns for the kind (:mod:`fleetkeeper.api.printing`), with CLUSTER after NAME."""
     rows = _rows(cli.ok("get", "pods", "-C", "member1,member2", "-o", "wide"))
-    assert rows[0] == ["NAME", "CLUSTER", "READY", "STATUS", "RESTARTS", "IP", "NODE", "AGE"]
-    assert [r[:7] for r in rows[1:]] == [
-        ["nginx-member1-a", "member1", "1/1", "Running", "2", "10.0.0.7", "member1-node2"],
-        ["nginx-member1-b", "member1", "1/1", "Running", "2", "10.0.0.7", "member1-node1"],
-        ["nginx-member2-a", "member2", "1/1", "Running", "2", "10.0.0.7", "member2-node2"],
-        ["nginx-member2-b", "member2", "1/1", "Running", "2", "10.0.0.7", "member2-node1"]]
+    assert rows[0] == ["NAME", "CLUSTER", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "NOMINATED",
+                       "NODE", "READINESS", "GATES"]
+    assert [r[:5] + r[6:] for r in rows[1:]] == [  # all but AGE
+        [f"nginx-{cluster}-{pod}", cluster, "1/1", "Running", "2", ip, f"{cluster}-{node}", *["<none>"] * 2]
+        for cluster in ("member1", "member2") for pod, ip, node in (("a", "10.0.0.7", "node2"),
+                                                                    ("b", "10.0.0.8", "node1"))]
+    deployments = _rows(cli.ok("get", "deploy", "-C", "member1", "-o", "wide"))
+    assert deployments[0] == ["NAME", "CLUSTER", "READY", "UP-TO-DATE", "AVAILABLE", "AGE", "CONTAINERS",
+                              "IMAGES", "SELECTOR"]
+    assert deployments[1][:5] == ["nginx", "member1", "0/2", "0", "0"]
 
 
 def test_operation_scope_members_reads_every_push_member_and_all_adds_the_planes(cli: Cli) -> None:

@@ -3,7 +3,9 @@
 Like ``kubectl get``, with columns chosen for failover work: clusters show their mode,
 readiness and taints; bindings where their replicas are scheduled, how healthy each
 copy is and how many eviction tasks are open; Works their cluster and whether they are
-applied and healthy; timeline entries read as a log (oldest first)::
+applied and healthy; timeline entries read as a log (oldest first). Kinds kubectl prints
+(Pods, Deployments, Services …) have kubectl's columns (:mod:`fleetkeeper.api.printing`, as
+the plane and the members answer kubectl)::
 
     fleetkeeper get clusters
     fleetkeeper get rb -A -o wide
@@ -35,6 +37,8 @@ from typing import Annotated, Any
 import typer
 import yaml
 
+from fleetkeeper.api.printing import columns as printing
+from fleetkeeper.api.printing.kube import KUBE_COLUMNS
 from fleetkeeper.api.scheme import ResourceInfo
 from fleetkeeper.cli import connect, kinds, members
 from fleetkeeper.cli import output as o
@@ -116,35 +120,10 @@ def _placement_clusters(obj: dict[str, Any], now: datetime) -> str:
     return ",".join(dig(obj, "spec", "placement", "clusterAffinity", "clusterNames") or []) or t.NONE
 
 
-def _replicas(obj: dict[str, Any], now: datetime) -> str:
-    return f"{dig(obj, 'status', 'readyReplicas') or 0}/{dig(obj, 'spec', 'replicas') or 0}"
-
-
 def _subject(obj: dict[str, Any], now: datetime) -> str:
     subject = obj.get("subject") or {}
     ns = subject.get("namespace")
     return f"{subject.get('kind')}/{ns + '/' if ns else ''}{subject.get('name')}"
-
-
-def _pod_ready(obj: dict[str, Any], now: datetime) -> str:
-    statuses = [s for s in dig(obj, "status", "containerStatuses") or [] if isinstance(s, dict)]
-    total = len(statuses) or len(dig(obj, "spec", "containers") or [])
-    return f"{sum(1 for s in statuses if s.get('ready'))}/{total}"
-
-
-def _pod_status(obj: dict[str, Any], now: datetime) -> str:
-    if dig(obj, "metadata", "deletionTimestamp"):
-        return "Terminating"
-    for status in dig(obj, "status", "containerStatuses") or []:
-        reason = dig(status, "state", "waiting", "reason") or dig(status, "state", "terminated", "reason")
-        if reason:
-            return str(reason)
-    return str(dig(obj, "status", "reason") or dig(obj, "status", "phase") or "Unknown")
-
-
-def _restarts(obj: dict[str, Any], now: datetime) -> str:
-    return str(sum(int(s.get("restartCount") or 0) for s in dig(obj, "status", "containerStatuses") or []
-                   if isinstance(s, dict)))
 
 
 def _renewed(obj: dict[str, Any], now: datetime) -> str:
@@ -172,13 +151,6 @@ COLUMNS: dict[tuple[str, str], tuple[Column, ...]] = {
         Column("APPLIED", t.condition_status("Applied")), Column("HEALTH", _work_health)),
     ("policy.karmada.io", "PropagationPolicy"): _POLICY,
     ("policy.karmada.io", "ClusterPropagationPolicy"): _POLICY,
-    ("apps", "Deployment"): (
-        Column("READY", _replicas), Column("UP-TO-DATE", t.field("status", "updatedReplicas")),
-        Column("AVAILABLE", t.field("status", "availableReplicas"))),
-    ("", "Pod"): (
-        Column("READY", _pod_ready), Column("STATUS", _pod_status), Column("RESTARTS", _restarts),
-        Column("IP", t.field("status", "podIP"), wide=True),
-        Column("NODE", t.field("spec", "nodeName"), wide=True)),
     ("coordination.k8s.io", "Lease"): (
         Column("HOLDER", t.field("spec", "holderIdentity")), Column("RENEWED", _renewed)),
 }
@@ -187,12 +159,40 @@ TIMELINE = (Column("TIME (UTC)", lambda o, now: t.timestamp(o.get("time"))), Col
             Column("MESSAGE", t.field("message")), Column("COMPONENT", t.field("component"), wide=True))
 
 
+def _kubectl_cell(column: printing.Column) -> t.Cell:
+    def cell(obj: dict[str, Any], now: datetime) -> str:
+        value = column.extract(obj, now)
+        if value is None:
+            return t.NONE
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value)
+
+    return cell
+
+
+def _kubectl(columns: tuple[printing.Column, ...]) -> tuple[Column, ...]:
+    """kubectl's columns as this command prints them: upper-case headers, ``priority: 1`` as wide."""
+    shared = {id(printing.NAME): t.NAME, id(printing.AGE): t.AGE}
+    return tuple(shared.get(id(c)) or Column(c.name.upper(), _kubectl_cell(c), wide=c.priority > 0)
+                 for c in columns)
+
+
+#: kubectl's columns for the built-in kinds :data:`COLUMNS` has none of its own for
+KUBECTL: dict[tuple[str, str], tuple[Column, ...]] = {
+    key: _kubectl(columns) for key, columns in KUBE_COLUMNS.items() if key not in COLUMNS}
+
+
 def columns_for(info: ResourceInfo, *, all_namespaces: bool) -> list[Column]:
-    """NAMESPACE (with ``-A``), NAME, the kind's columns, AGE — or the timeline's log columns."""
+    """NAMESPACE (with ``-A``), then NAME, the kind's columns and AGE (kubectl's, for a kind kubectl
+    prints, as :mod:`fleetkeeper.api.printing` has them) — or the timeline's log columns."""
     if info.kind == "TimelineEntry":
         return list(TIMELINE)
     head = [t.NAMESPACE] if info.namespaced and all_namespaces else []
-    return [*head, t.NAME, *COLUMNS.get((info.group, info.kind), ()), t.AGE]
+    key = (info.group, info.kind)
+    if key in KUBECTL:
+        return [*head, *KUBECTL[key]]
+    return [*head, t.NAME, *COLUMNS.get(key, ()), t.AGE]
 
 
 # --------------------------------------------------------------------------- output
@@ -300,7 +300,9 @@ async def across(session: connect.Session, info: ResourceInfo, printer: Printer,
     where = {id(obj): cluster for cluster, obj in found}
     key = sort_key(info)
     objects += sorted((obj for _, obj in found), key=lambda obj: (where[id(obj)], key(obj)))
-    printer.columns.insert(printer.columns.index(t.NAME) + 1, members.cluster_column(where))
+    shown = printer.columns  # CLUSTER after NAME (at the front for a kind whose name is a wide column)
+    at = shown.index(t.NAME) + 1 if t.NAME in shown else int(t.NAMESPACE in shown)
+    shown.insert(at, members.cluster_column(where))
     printer.first(objects, single=False, where="", now=session.clock.now())
     if failed:
         raise connect.Failed("\n".join(failed))
@@ -389,5 +391,5 @@ def get(
         raise typer.Exit(0) from None
 
 
-__all__ = ["COLUMNS", "TIMELINE", "Printer", "across", "columns_for", "dump", "follow", "get", "health",
-           "namespace_for", "scheduled"]
+__all__ = ["COLUMNS", "KUBECTL", "TIMELINE", "Printer", "across", "columns_for", "dump", "follow", "get",
+           "health", "namespace_for", "scheduled"]
