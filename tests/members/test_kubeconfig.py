@@ -1,9 +1,11 @@
-"""A ``kube://`` member's kubeconfig as the cluster proxy reads it: bounded, and each context turned
-into a server, a TLS context, an ``Authorization`` header (or the token file giving it) and a proxy
-by lightkube's rules; credentials only a program gives are refused, saying why."""
+"""A ``kube://`` member's kubeconfig: read within bounds; each context turned into what the cluster
+proxy needs (a server, a TLS context, an ``Authorization`` header or the token file giving it, a
+proxy) by lightkube's rules, credentials only a program gives refused saying why; and the cluster's
+``proxy-url`` used by the plane's own connection to the member too."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import ssl
 from pathlib import Path
@@ -12,8 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
+from fleetkeeper import errors
 from fleetkeeper.apiserver.certs import issue_serving, new_ca
 from fleetkeeper.clock import SystemClock
+from fleetkeeper.members import open_member
 from fleetkeeper.members.kubeconfig import MAX_KUBECONFIG_BYTES, MAX_TOKEN_BYTES, read_kubeconfig
 from fleetkeeper.members.kubernetes import read_context
 from fleetkeeper.members.kubernetes_http import Reach, reach
@@ -101,3 +105,33 @@ def test_a_kubeconfig_is_read_within_bounds(tmp_path: Path, content: bytes, why:
         read_kubeconfig(path)
     with pytest.raises(ValueError, match="not found"):
         read_kubeconfig(tmp_path / "missing")
+
+
+def test_the_planes_member_goes_through_its_clusters_proxy_url(tmp_path: Path) -> None:
+    """The plane's own connection to a ``kube://`` member asks the context's proxy to reach the
+    server (a recording proxy: it reads the request line and hangs up)."""
+    asked: list[bytes] = []
+
+    async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        asked.append(await reader.readline())
+        writer.close()
+
+    async def main() -> None:
+        server = await asyncio.start_server(proxy, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        path = tmp_path / "kubeconfig"
+        path.write_text(yaml.safe_dump({
+            "clusters": [{"name": "c", "cluster": {"server": "https://member.example:6443",
+                                                   "proxy-url": f"http://127.0.0.1:{port}"}}],
+            "users": [{"name": "u", "user": {"token": "t"}}],
+            "contexts": [{"name": "ctx", "context": {"cluster": "c", "user": "u"}}]}))
+        member = open_member(f"kube://{path}#ctx", clock=SystemClock())
+        try:
+            with pytest.raises(errors.MemberUnreachable):
+                await member.probe("/readyz")
+        finally:
+            await member.close()
+            server.close()
+
+    asyncio.run(main())
+    assert asked == [b"CONNECT member.example:6443 HTTP/1.1\r\n"]

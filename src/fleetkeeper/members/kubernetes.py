@@ -34,6 +34,7 @@ fetched on first use; see ``kubernetes_pool.py``). As member URLs (``open_member
   ``$KUBECONFIG``, else ``~/.kube/config``); ``kube://`` alone is its current context;
 * ``kube:///path/to/kubeconfig#CONTEXT`` — a context of that file (``#CONTEXT`` may be
   left out: the file's current context). Characters outside a URL's are %-escaped.
+  The kubeconfig is read within 1 MiB; its cluster's ``proxy-url`` is the member's proxy.
 """
 
 from __future__ import annotations
@@ -152,8 +153,10 @@ class KubernetesMember:
     """A real member cluster (see the module notes)."""
 
     def __init__(self, name: str, connect: Connector, *, clock: Clock | None = None,
-                 timeout: float = DEFAULT_TIMEOUT, refreshable: bool = False) -> None:
+                 timeout: float = DEFAULT_TIMEOUT, refreshable: bool = False,
+                 proxy: str | None = None) -> None:
         self._name = name
+        self._proxy = proxy
         self._connect = connect
         self._clock = clock or SystemClock()
         self._timeout = timeout
@@ -164,13 +167,14 @@ class KubernetesMember:
     @classmethod
     def from_kubeconfig(cls, path: Path | None = None, context: str | None = None, *, name: str | None = None,
                         clock: Clock | None = None, timeout: float = DEFAULT_TIMEOUT) -> KubernetesMember:
-        """The cluster of a kubeconfig context (read now: ``ValueError`` when it is unusable)."""
-        config = load_context(path, context)
+        """The cluster of a kubeconfig context, through its cluster's ``proxy-url`` if it has one
+        (read now: ``ValueError`` when it is unusable)."""
+        config, proxy = read_context(path, context)
 
         async def connect() -> SingleConfig:
             return config
 
-        return cls(name or config.context_name, connect, clock=clock, timeout=timeout)
+        return cls(name or config.context_name, connect, clock=clock, timeout=timeout, proxy=proxy)
 
     @classmethod
     def from_endpoint(cls, name: str, server: str, credentials: Callable[[], Awaitable[Credentials]], *,
@@ -203,12 +207,15 @@ class KubernetesMember:
         if self._connection is None:
             try:
                 config = await self._connect()
+                connection = Connection(config, clock=self._clock, timeout=self._timeout, proxy=self._proxy)
             except errors.MemberError:
                 raise
             except (errors.ApiError, ValueError, ConfigError, OSError) as exc:
                 raise errors.MemberUnreachable(f"member cluster {self._name!r}: no client: {exc}") from exc
             if self._connection is None:
-                self._connection = Connection(config, clock=self._clock, timeout=self._timeout)
+                self._connection = connection
+            else:
+                await connection.close()
         return self._connection
 
     @contextlib.asynccontextmanager

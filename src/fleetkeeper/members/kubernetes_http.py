@@ -79,11 +79,12 @@ def translated(cluster: str) -> Iterator[None]:
 class Connection:
     """The clients of one member (see the module notes)."""
 
-    def __init__(self, config: SingleConfig, *, clock: Clock, timeout: float) -> None:
+    def __init__(self, config: SingleConfig, *, clock: Clock, timeout: float,
+                 proxy: str | None = None) -> None:
         limits = httpx2.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT))
         self.config = config
-        self.objects = AsyncClient(config, timeout=limits, trust_env=True)
-        self.http: httpx2.AsyncClient = adapter_client(config, ConnectionParams(timeout=limits))
+        self.objects = AsyncClient(config, timeout=limits, trust_env=True, proxy=proxy)
+        self.http: httpx2.AsyncClient = adapter_client(config, ConnectionParams(timeout=limits, proxy=proxy))
         self.discovery = ApiDiscovery(self.http, clock)
 
     async def close(self) -> None:
