@@ -66,6 +66,7 @@ from fleetkeeper.controllers import (
 from fleetkeeper.interpreter import Interpreter
 from fleetkeeper.members.interface import MemberPool
 from fleetkeeper.options import Options
+from fleetkeeper.readiness import cleanup as readiness_cleanup
 from fleetkeeper.readiness import controller as readiness
 from fleetkeeper.runtime.context import Context, Scope
 from fleetkeeper.runtime.gcpause import Collector
@@ -111,6 +112,8 @@ SPECS: tuple[ControllerSpec, ...] = (
     scheduler.SPEC,
     # last, lowest tier: whether each binding survives the loss of any one failure domain
     readiness.SPEC,
+    # when readiness is off: the conditions it wrote while it was on are removed, once
+    readiness_cleanup.SPEC,
 )
 #: collector thresholds of a control-plane process (see :func:`tune_gc`)
 GC_THRESHOLDS = (50_000, 20, 10)
