@@ -6,7 +6,8 @@ serves a cluster — enough for lightkube, the other Python clients and kubectl:
 ``/version``, discovery (``server_discovery.py``), ``/readyz``/``/healthz``/``/livez``,
 and for every served resource, namespaced or not, list (label and field selectors),
 watch (``server_watch.py``: newline-delimited JSON events resuming from a
-``resourceVersion``, ``410 Expired`` past the history, kubectl's *WatchList*), get,
+``resourceVersion``, ``410 Expired`` past the history, kubectl's *WatchList*, streamed until
+the client leaves or the server closes), get,
 create, update, server-side apply (``PATCH`` ``application/apply-patch+yaml`` with
 ``fieldManager`` and ``force``, creating when absent), JSON merge patches and delete;
 ``pods/NAME/log`` tells a container's log from the pod's status (``server_logs.py``); lists,
@@ -54,7 +55,7 @@ from fleetkeeper.members.simulated.objects import GroupKind, Obj, ObjectKey
 from fleetkeeper.members.simulated.server_discovery import Served, ServedResources, not_found, version_info
 from fleetkeeper.members.simulated.server_logs import pod_log
 from fleetkeeper.members.simulated.server_tables import Printing
-from fleetkeeper.members.simulated.server_watch import ChangeLog, ExpiredError
+from fleetkeeper.members.simulated.server_watch import ChangeLog, ExpiredError, WatchResponse, event_line
 from fleetkeeper.members.simulated.server_wire import FrontDoor
 from fleetkeeper.members.simulated.server_write import FieldFilter, fields_filter, write
 
@@ -288,17 +289,17 @@ class MemberServer:
 
         async def lines() -> AsyncIterator[bytes]:
             for item in items or ():
-                yield _event("ADDED", printing.one(item))
+                yield event_line("ADDED", printing.one(item))
             if bookmark:
-                yield _event("BOOKMARK", {
+                yield event_line("BOOKMARK", {
                     "kind": served.kind, "apiVersion": served.group_version,
                     "metadata": {"resourceVersion": str(revision),
                                  "annotations": {"k8s.io/initial-events-end": "true"}}})
             try:
                 async for kind, obj in log.follow(revision, matches, selected):
-                    yield _event(kind, printing.one(self._versioned(obj, served)))
+                    yield event_line(kind, printing.one(self._versioned(obj, served)))
             except ExpiredError as exc:
-                yield _event("ERROR", errors.Gone(str(exc)).to_status())
+                yield event_line("ERROR", errors.Gone(str(exc)).to_status())
 
         timeout = float(params.get("timeoutSeconds") or MAX_WATCH)
         return WatchResponse(lines(), timeout=min(timeout, MAX_WATCH), closing=self._closing)
@@ -360,45 +361,6 @@ class MemberServer:
             else self.cluster.state
         return {"name": self.cluster.name, "state": state.value,
                 "nodes": len(self.cluster.engine.scheduler.nodes)}
-
-
-def _event(kind: str, obj: Obj) -> bytes:
-    return orjson.dumps({"type": kind, "object": obj}) + b"\n"
-
-
-class WatchResponse(Response):
-    """A watch stream that also ends when the client goes away or the server closes."""
-
-    def __init__(self, lines: AsyncIterator[bytes], *, timeout: float, closing: asyncio.Event,
-                 media_type: str = "application/json") -> None:
-        super().__init__(media_type=media_type)
-        self._lines = lines
-        self._timeout = timeout
-        self._closing = closing
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", str(self.media_type).encode()),
-                                (b"cache-control", b"no-cache")]})
-
-        async def produce() -> None:
-            async for line in self._lines:
-                await send({"type": "http.response.body", "body": line, "more_body": True})
-
-        async def disconnected() -> None:
-            while (await receive())["type"] != "http.disconnect":
-                pass
-
-        tasks = [asyncio.ensure_future(produce()), asyncio.ensure_future(disconnected()),
-                 asyncio.ensure_future(self._closing.wait())]
-        try:
-            await asyncio.wait(tasks, timeout=self._timeout, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-        if not tasks[1].done() or tasks[1].cancelled():
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 __all__ = ["MAX_WATCH", "METHODS", "PUBLIC_PATHS", "MemberServer", "WatchResponse"]

@@ -15,6 +15,10 @@ a client got from a list of this server is covered. The log keeps the last
 before the log existed) gets one ``ERROR`` event with a ``410 Expired`` Status, which
 every client library answers by listing again. Entries hold the stored dicts, which
 the cluster never mutates in place, so nothing is copied until an event is sent.
+
+A watch (or a followed pod log) is sent as a :class:`WatchResponse`: a stream of lines that
+ends at its timeout, when the client goes away, or when the server closes — whichever
+comes first — so an idle watch never outlives its client or its server.
 """
 
 from __future__ import annotations
@@ -24,6 +28,10 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
 from fleetkeeper.members.simulated.objects import Change, GroupKind, Obj, ObjectKey
 from fleetkeeper.members.simulated.watch import Matcher, WatchStream, labels_of
@@ -123,4 +131,45 @@ def classify(change: Change, matches: Matcher) -> Event | None:
     return None
 
 
-__all__ = ["CAPACITY", "ChangeLog", "Entry", "Event", "ExpiredError", "KeyFilter", "classify"]
+def event_line(kind: str, obj: Obj) -> bytes:
+    """One watch event as a line of the stream."""
+    return orjson.dumps({"type": kind, "object": obj}) + b"\n"
+
+
+class WatchResponse(Response):
+    """A watch stream that also ends when the client goes away or the server closes."""
+
+    def __init__(self, lines: AsyncIterator[bytes], *, timeout: float, closing: asyncio.Event,
+                 media_type: str = "application/json") -> None:
+        super().__init__(media_type=media_type)
+        self._lines = lines
+        self._timeout = timeout
+        self._closing = closing
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", str(self.media_type).encode()),
+                                (b"cache-control", b"no-cache")]})
+
+        async def produce() -> None:
+            async for line in self._lines:
+                await send({"type": "http.response.body", "body": line, "more_body": True})
+
+        async def disconnected() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+
+        tasks = [asyncio.ensure_future(produce()), asyncio.ensure_future(disconnected()),
+                 asyncio.ensure_future(self._closing.wait())]
+        try:
+            await asyncio.wait(tasks, timeout=self._timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        if not tasks[1].done() or tasks[1].cancelled():
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+__all__ = ["CAPACITY", "ChangeLog", "Entry", "Event", "ExpiredError", "KeyFilter", "WatchResponse",
+           "classify", "event_line"]
