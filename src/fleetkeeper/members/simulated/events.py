@@ -10,7 +10,8 @@ and a message in Kubernetes' words.
 A repeat — same object, reason and message — is not a new Event: as client-go's event
 correlator does, the existing one counts it (``count`` + 1, ``lastTimestamp`` now). An
 Event's name is its object's name and the hex nanoseconds of its first occurrence, as
-client-go names them.
+client-go names them; Events of one instant are a nanosecond apart, so names never repeat
+(and the uid is derived from the name when read).
 
 Events come with every pod a cluster starts, so they are cheap: a slotted record per
 Event, rendered as a ``v1.Event`` only when read; watch events are built only while someone
@@ -21,6 +22,7 @@ the least recently seen go first.
 
 from __future__ import annotations
 
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -36,6 +38,7 @@ NORMAL, WARNING = "Normal", "Warning"
 TTL_SECONDS = 3600.0
 #: at most this many Events per cluster (the least recently seen are dropped first)
 MAX_EVENTS = 5000
+_UIDS = uuid.UUID("0b6f3f3e-8d4c-4f5e-9a3b-6c1d2e7f8a90")
 
 
 class Involved(NamedTuple):
@@ -62,7 +65,6 @@ class Event:
     """One Event (see the module notes)."""
 
     name: str
-    uid: str
     about: Involved
     type: str
     reason: str
@@ -99,6 +101,12 @@ class EventLog:
         #: by (object, reason, message), least recently seen first
         self._by_key: OrderedDict[tuple[Involved, str, str], Event] = OrderedDict()
         self._by_name: dict[tuple[str, str], Event] = {}
+        #: the nanoseconds in the last name given (names are made of strictly growing ones)
+        self._last_nanos = 0
+        #: (monotonic instant, its wall-clock nanoseconds): read once per instant
+        self._instant = (-1.0, 0)
+        #: when the log last dropped what is over its age (writes look again a minute later)
+        self._expired_at = 0.0
 
     def __len__(self) -> int:
         return len(self._by_key)
@@ -117,12 +125,13 @@ class EventLog:
             self._publish(event, created=False)
         else:
             now = self.now()
-            event = Event(self._name(about), self.revisions.new_uid(), about, type, reason, message,
-                          component, host, now, now, seen, resource_version=self.revisions.next())
+            event = Event(self._name(about, seen), about, type, reason, message, component, host, now, now,
+                          seen, resource_version=self.revisions.next())
             self._by_key[key] = event
-            self._by_name[(event.namespace, event.name)] = event
+            self._by_name[(about.namespace or "default", event.name)] = event
             self._publish(event, created=True)
-        self._expire(seen)
+            if len(self._by_key) > self.capacity or seen - self._expired_at >= 60.0:
+                self._expire(seen)
 
     def get(self, namespace: str, name: str) -> Event | None:
         self._expire(self.clock.monotonic())
@@ -142,15 +151,16 @@ class EventLog:
         return True
 
     # -- helpers --------------------------------------------------------------------------
-    def _name(self, about: Involved) -> str:
-        """``<object>.<hex nanoseconds>``, one nanosecond on while taken (names stay unique)."""
-        nanos = int(self.clock.now().timestamp() * 1_000_000) * 1000
-        namespace = about.namespace or "default"
-        while (namespace, f"{about.name}.{nanos:x}") in self._by_name:
-            nanos += 1
+    def _name(self, about: Involved, seen: float) -> str:
+        """``<object>.<hex nanoseconds>``, a nanosecond after the last name's at the least."""
+        if self._instant[0] != seen:
+            self._instant = (seen, int(self.clock.now().timestamp() * 1_000_000) * 1000)
+        nanos = max(self._instant[1], self._last_nanos + 1)
+        self._last_nanos = nanos
         return f"{about.name}.{nanos:x}"
 
     def _expire(self, now: float) -> None:
+        self._expired_at = now
         while self._by_key:
             oldest = next(iter(self._by_key.values()))
             if len(self._by_key) <= self.capacity and now - oldest.seen <= self.ttl:
@@ -185,7 +195,8 @@ def render(event: Event) -> Obj:
     source = {"component": event.component, **({"host": event.host} if event.host else {})}
     return {
         "apiVersion": "v1", "kind": "Event",
-        "metadata": {"name": event.name, "namespace": event.namespace, "uid": event.uid,
+        "metadata": {"name": event.name, "namespace": event.namespace,
+                     "uid": str(uuid.uuid5(_UIDS, f"{event.namespace}/{event.name}")),
                      "resourceVersion": event.resource_version, "creationTimestamp": event.first},
         "involvedObject": reference, "reason": event.reason, "message": event.message, "source": source,
         "firstTimestamp": event.first, "lastTimestamp": event.last, "count": event.count, "type": event.type,
