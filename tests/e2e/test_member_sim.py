@@ -10,7 +10,9 @@ a control plane on real time whose member pool builds its clients from each Clus
 ``apiEndpoint`` and the Secret its ``secretRef`` names — member1 goes down and nginx
 ends ``{member2: 3}``, Healthy, with the same timeline as the in-process story.
 
-Every wait is bounded; every process is stopped by the test that started it.
+(a) and (b) share one member-sim process, answering again after each test (state up).
+
+Every wait is bounded; every process is stopped by the test or the fixture that started it.
 """
 
 from __future__ import annotations
@@ -67,13 +69,20 @@ spec:
 """
 
 
-@pytest.fixture
-def sim(tmp_path: Path) -> Iterator[MemberSim]:
-    member = MemberSim(tmp_path / "member1", "member1")
+@pytest.fixture(scope="module")
+def shared_sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemberSim]:
+    member = MemberSim(tmp_path_factory.mktemp("member-sim") / "member1", "member1")
     try:
         yield member.wait()
     finally:
         assert member.stop() == 0, member.err.read_text()
+
+
+@pytest.fixture
+def sim(shared_sim: MemberSim) -> Iterator[MemberSim]:
+    """The module's member-sim, up again after the test whatever fault it left."""
+    yield shared_sim
+    shared_sim.set_state("up")
 
 
 def wait_for(check: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
