@@ -209,3 +209,19 @@ def test_the_cli_page_tells_every_command() -> None:
     commands = root.list_commands(root.make_context("fleetkeeper", [], resilient_parsing=True))  # type: ignore[attr-defined]
     untold = [name for name in commands if f"`{name}`" not in text and f"fleetkeeper {name}" not in text]
     assert not untold, f"docs/cli.md does not tell these commands: {untold}"
+
+
+def test_the_architecture_page_places_every_package() -> None:
+    """Its package layering names each package (``api/``), and each package inside one by its path
+    (``api/printing``) or by its name (the interpreter's ``native`` rules)."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    tree = text.split("## Package layering", 1)[1].split("```")[1]
+    source = ROOT / "src" / "fleetkeeper"
+    unplaced = []
+    for init in sorted(source.glob("*/**/__init__.py")):
+        package = init.parent.relative_to(source).as_posix()
+        parent, _, name = package.rpartition("/")
+        placed = f"{package}/" in tree if not parent else package in tree or re.search(rf"\b{name}\b", tree)
+        if not placed:
+            unplaced.append(package)
+    assert not unplaced, f"docs/architecture.md's package layering does not place: {unplaced}"
