@@ -121,3 +121,23 @@ def test_the_range_hands_out_the_upper_part_first_and_never_the_first_address() 
     assert taken[:2] == ["10.96.0.16", "10.96.0.17"] and taken[238:240] == ["10.96.0.254", "10.96.0.2"]
     assert "10.96.0.1" not in taken and "10.96.0.255" not in taken and addresses.free == 0
     assert addresses.claim("10.96.0.1") == "provided IP is already allocated"
+
+
+def test_null_and_empty_fields_are_defaulted_and_bad_values_refused_in_bounded_messages() -> None:
+    async def main(cluster: SimulatedCluster, clock: VirtualClock) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        nulls = await cluster.apply(service("a", type=None, sessionAffinity="", ipFamilies=[]))
+        found["nulls"] = nulls["spec"]
+        for name, spec in (("type", {"type": "Magic"}), ("address", {"clusterIP": "x" * 5000}),
+                           ("changed", {"clusterIP": "1" * 5000})):
+            with pytest.raises(errors.Invalid) as refused:
+                await cluster.apply(service("a" if name == "changed" else name, **spec))
+            found[name] = refused.value.message
+        return found
+
+    found = on_cluster(main)
+    nulls = found["nulls"]
+    assert (nulls["type"], nulls["sessionAffinity"], nulls["ipFamilies"]) == ("ClusterIP", "None", ["IPv4"])
+    assert 'spec.type: Unsupported value: "Magic": supported values: "ClusterIP", "Ext' in found["type"]
+    assert "must be a valid IP address" in found["address"] and "may not change once set" in found["changed"]
+    assert max(len(found[name]) for name in ("type", "address", "changed")) < 400

@@ -140,7 +140,7 @@ class ServiceRange:
             errs.wrong_type("spec.clusterIP", asked, "a string")
             errs.raise_if_any(kind="Service", name=name)
         if old is not None and asked not in (None, "", old):
-            errs.invalid("spec.clusterIPs[0]", asked, "may not change once set")
+            errs.invalid("spec.clusterIPs[0]", asked[:64], "may not change once set")
         elif asked not in (None, "", NONE, old):
             assert isinstance(asked, str)
             problem = self._check(asked) or self.claim(asked)
@@ -149,9 +149,9 @@ class ServiceRange:
         errs.raise_if_any(kind="Service", name=name)
         address = old or asked or self.take()
         spec["clusterIP"], spec["clusterIPs"] = address, [address]
-        spec.setdefault("ipFamilies", ["IPv4"])
+        _default(spec, "ipFamilies", ["IPv4"])
         headless_without_selector = address == NONE and not spec.get("selector")
-        spec.setdefault("ipFamilyPolicy", "RequireDualStack" if headless_without_selector else "SingleStack")
+        _default(spec, "ipFamilyPolicy", "RequireDualStack" if headless_without_selector else "SingleStack")
 
     @staticmethod
     def _check(address: str) -> str | None:
@@ -169,25 +169,32 @@ def _addressed(obj: Obj | None) -> str | None:
     return address if isinstance(address, str) and address not in ("", NONE) else None
 
 
+def _default(fields: dict[str, Any], key: str, value: Any) -> Any:
+    """``fields[key]``, set to ``value`` when absent, null or empty (as Go's zero values are defaulted)."""
+    if fields.get(key) in (None, "", []):
+        fields[key] = value
+    return fields[key]
+
+
 def _defaulted(spec: dict[str, Any], *, name: str) -> dict[str, Any]:
     """The defaults every type gets, and those of its type (see the module notes)."""
-    kind = spec.setdefault("type", "ClusterIP")
+    kind = _default(spec, "type", "ClusterIP")
     if kind not in TYPES:
         errs = FieldErrors()
         errs.not_supported("spec.type", str(kind)[:64], TYPES)
         errs.raise_if_any(kind="Service", name=name)
-    spec.setdefault("sessionAffinity", "None")
+    _default(spec, "sessionAffinity", "None")
     if spec["sessionAffinity"] == "ClientIP" and not spec.get("sessionAffinityConfig"):
         spec["sessionAffinityConfig"] = {"clientIP": {"timeoutSeconds": CLIENT_IP_TIMEOUT}}
     ports = spec.get("ports")
     if isinstance(ports, list):
         spec["ports"] = [_port(port) for port in ports]
     if kind != "ExternalName":
-        spec.setdefault("internalTrafficPolicy", "Cluster")
+        _default(spec, "internalTrafficPolicy", "Cluster")
     if kind in ("NodePort", "LoadBalancer"):
-        spec.setdefault("externalTrafficPolicy", "Cluster")
+        _default(spec, "externalTrafficPolicy", "Cluster")
     if kind == "LoadBalancer":
-        spec.setdefault("allocateLoadBalancerNodePorts", True)
+        _default(spec, "allocateLoadBalancerNodePorts", True)
     return spec
 
 
@@ -195,7 +202,7 @@ def _port(port: Any) -> Any:
     if not isinstance(port, dict):
         return port
     out = {**port}
-    out.setdefault("protocol", "TCP")
+    _default(out, "protocol", "TCP")
     if out.get("targetPort") in (None, 0, "") and isinstance(out.get("port"), int):
         out["targetPort"] = out["port"]
     return out
