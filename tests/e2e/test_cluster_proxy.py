@@ -3,10 +3,10 @@
 The seed (nginx, member1:1, member2:2) is applied; then ``kubectl get --raw`` of Karmada's
 cluster proxy lists nginx's pod in member1, a kubeconfig from ``fleetkeeper kubeconfig
 --cluster member1`` makes plain ``kubectl get pods`` / ``describe`` / ``get events`` read
-member1, ``fleetkeeper get -C``, ``logs -C`` and ``top clusters`` read the members,
-``kubectl logs`` prints the pod's log and ``logs -f`` streams its crash loop after
-``fleetkeeper fault crashWorkload``, a Pull agent's token is refused (403) and a Pull cluster
-answers 503.
+member1 (the pod's Scheduled and Started events among them), ``fleetkeeper get -C``,
+``logs -C`` and ``top clusters`` read the members, ``kubectl logs`` prints the pod's log and
+``logs -f`` streams its crash loop after ``fleetkeeper fault crashWorkload``, each restart as
+it happens, a Pull agent's token is refused (403) and a Pull cluster answers 503.
 """
 
 from __future__ import annotations
@@ -95,7 +95,17 @@ def test_kubectl_sees_into_a_member_through_the_cluster_proxy(fleet: Fleet) -> N
     assert header[5:] == ["CONTAINERS", "IMAGES", "SELECTOR"] and row[5:] == ["nginx", "nginx", "app=nginx"]
     described = fleet.kubectl("describe", "pod", name, kubeconfig=member1)
     assert described.returncode == 0 and "Name:" in described.stdout, described.stderr
-    assert fleet.kubectl("get", "events", kubeconfig=member1).returncode == 0
+    events = fleet.kubectl("get", "events", kubeconfig=member1)
+    assert events.returncode == 0, events.stderr
+    about_pod = [line for line in events.stdout.splitlines() if f"pod/{name}" in line]
+    assert any("Scheduled" in line for line in about_pod), events.stdout
+    assert any("Started container nginx" in line for line in about_pod), events.stdout
+    as_json = fleet.kubectl("get", "events", "-o", "json", kubeconfig=member1)
+    assert as_json.returncode == 0, as_json.stderr
+    scheduled = next(e for e in json.loads(as_json.stdout)["items"]
+                     if (e["involvedObject"]["name"], e["reason"]) == (name, "Scheduled"))
+    node = pods["items"][0]["spec"]["nodeName"]
+    assert scheduled["message"] == f"Successfully assigned default/{name} to {node}"
     two = fleet.kubectl("get", "deploy", "nginx", "-o", "jsonpath={.spec.replicas}",
                         kubeconfig=_member_kubeconfig(fleet, "member2"))
     assert two.stdout == "2", two.stderr
@@ -122,6 +132,8 @@ def test_kubectl_sees_into_a_member_through_the_cluster_proxy(fleet: Fleet) -> N
             assert crashed.returncode == 0, crashed.stderr
             streamed = _lines_until(lines, "crashWorkload", 30)
             assert "(fault crashWorkload); restart 1" in streamed[-1], streamed
+            streamed = _lines_until(lines, "restart 2", 30)  # written after a 10 s back-off, streamed then
+            assert "(fault crashWorkload); restart 2, back-off 20s" in streamed[-1], streamed
         finally:
             follow.kill()
 
