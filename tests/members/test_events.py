@@ -7,6 +7,7 @@ from typing import Any
 from fleetkeeper.clock import VirtualClock
 from fleetkeeper.members.interface import ObjectRef
 from fleetkeeper.members.simulated import SimulatedCluster
+from fleetkeeper.members.testing import next_event
 
 from .helpers import on_cluster, pod, workload
 
@@ -140,3 +141,34 @@ def test_events_last_an_hour_and_the_least_recently_seen_go_first_past_the_bound
         assert await _reasons(cluster, "late") == ["Pulled", "Created", "Started"]
 
     on_cluster(main)
+
+
+def test_a_watch_of_events_sees_them_written_counted_and_dropped() -> None:
+    async def main(cluster: SimulatedCluster, clock: VirtualClock) -> list[list[tuple[str, str, int]]]:
+        stream = cluster.watch("v1", "Event")
+
+        async def read(count: int) -> list[tuple[str, str, int]]:
+            got = [await next_event(stream) for _ in range(count)]
+            return [(e.type, e.object["reason"], e.object["count"]) for e in got]
+
+        await cluster.apply(pod("web"))
+        await clock.sleep(5)
+        started = await read(4)
+        cluster.crash_workload("v1", "Pod", "default", "web")
+        crashed = await read(1)
+        await clock.sleep(11)  # the first restart
+        restarted = await read(4)
+        cluster.engine.events.capacity = 0  # the next read drops every Event
+        assert await events(cluster) == []
+        dropped = await read(5)
+        await stream.aclose()
+        return [started, crashed, restarted, dropped]
+
+    assert on_cluster(main) == [
+        [("ADDED", "Scheduled", 1), ("ADDED", "Pulled", 1), ("ADDED", "Created", 1), ("ADDED", "Started", 1)],
+        [("ADDED", "BackOff", 1)],
+        [("MODIFIED", "Pulled", 2), ("MODIFIED", "Created", 2), ("MODIFIED", "Started", 2),
+         ("MODIFIED", "BackOff", 2)],
+        [("DELETED", "Scheduled", 1), ("DELETED", "Pulled", 2), ("DELETED", "Created", 2),
+         ("DELETED", "Started", 2), ("DELETED", "BackOff", 2)],
+    ]
