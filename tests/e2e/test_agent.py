@@ -137,11 +137,12 @@ def test_bad_agent_input_exits_2(fleet: Fleet) -> None:
     fleet.state.mkdir()
     kubeconfig = fleet.state / "agent.kubeconfig"
     kubeconfig.write_text("apiVersion: v1\nkind: Config\nclusters: []\n")
+    # three commands refused before they do anything, started at once
     bad_member = fleet.start("agent", "agent", "--kubeconfig", str(kubeconfig), "--cluster-name", "x",
                              "--member", "ftp://x")
-    assert bad_member.popen.wait(PROCESS) == 2 and "--member ftp://x" in bad_member.stderr
     bad_lease = fleet.start("agent", "agent", "--kubeconfig", str(kubeconfig), "--cluster-name", "x",
                             "--member", "simulated://x", "--lease-duration", "soon")
-    assert bad_lease.popen.wait(PROCESS) == 2 and "--lease-duration" in bad_lease.stderr
     no_state = fleet.start("token", "token", "create-agent", "x", "--state-dir", str(fleet.root / "empty"))
+    assert bad_member.popen.wait(PROCESS) == 2 and "--member ftp://x" in bad_member.stderr
+    assert bad_lease.popen.wait(PROCESS) == 2 and "--lease-duration" in bad_lease.stderr
     assert no_state.popen.wait(PROCESS) == 2 and "start `fleetkeeper up` there first" in no_state.stderr
