@@ -112,6 +112,6 @@ async def test_the_default_agent_role_is_given_back_its_rules_at_start(api: Api)
                                  headers={"Authorization": f"Bearer {AGENT}"}) as agent:
         assert (await agent.get(f"{CLUSTERS}/member1")).status_code == 404  # allowed again
     restarted.close()
-    assert len((await api.http.get(path)).json()["rules"]) == 4
+    assert len((await api.http.get(path)).json()["rules"]) == 5
     gone = await api.http.get(f"{RBAC}/clusterrolebindings/system:fleetkeeper:agent:ghost")
     assert gone.status_code == 404

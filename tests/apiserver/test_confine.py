@@ -183,8 +183,19 @@ async def test_an_agent_records_only_about_its_own_objects(api: Api) -> None:
         forged = await agent.post(EVENTS.format(ns="default"),
                                   json={**_event(TEMPLATE), "metadata": {"name": "f"}})
         assert forged.status_code == 403 and "involvedObject" in _status(forged)["message"]
-        entry = {"apiVersion": "fleetkeeper.io/v1alpha1", "kind": "TimelineEntry", "metadata": {"name": "t"}}
-        assert (await agent.post(TIMELINE, json=entry)).status_code == 403
+        entry = {"apiVersion": "fleetkeeper.io/v1alpha1", "kind": "TimelineEntry", "metadata": {"name": "t"},
+                 "time": "2026-01-01T00:00:00.000000Z", "action": "ConditionChanged",
+                 "message": "Ready=False (ClusterNotReachable)", "subject": OWN_CLUSTER}
+        seen = await agent.post(TIMELINE, json=entry)
+        assert seen.status_code == 201, seen.text
+        forged = await agent.post(TIMELINE, json={**entry, "metadata": {"name": "f"}, "subject": TEMPLATE})
+        assert forged.status_code == 403 and "subject" in _status(forged)["message"]
+        other = await agent.post(TIMELINE, json={**entry, "metadata": {"name": "o"}, "subject": OTHER_WORK})
+        assert other.status_code == 403
+        changed = await agent.patch(TIMELINE + "/t", json={"message": "nothing happened"},
+                                    headers={"Content-Type": "application/merge-patch+json"})
+        assert changed.status_code == 403
+        assert (await agent.delete(TIMELINE + "/t")).status_code == 403
     plane = (await api.http.post(EVENTS.format(ns="default"),
                                  json={**_event(TEMPLATE), "metadata": {"name": "plane"}})).json()
     async with api.client(AGENT) as agent:

@@ -72,6 +72,10 @@ def test_a_pull_agent_keeps_its_cluster_ready_until_killed_then_workloads_move(f
     described = fleet.cli("describe", "cluster", "edge1")
     assert described.returncode == 0, described.stderr
     assert "Ready=Unknown (ClusterStatusUnknown)" in described.stdout.split("Failover timeline")[1]
+    # what the agent saw of its cluster is on the plane's timeline, beside the plane's own entries
+    entries = fleet.json("get", "timelineentries", "--field-selector", "subject.name=edge1")["items"]
+    seen = {(e["action"], e["message"].split(" ")[0], e["component"]) for e in entries}
+    assert ("ConditionChanged", "Ready=True", "cluster-status-controller") in seen, seen
     assert "Heartbeat:" in described.stdout
     assert binding(fleet, "web-deployment")["spec"].get("gracefulEvictionTasks") in (None, [])
     assert up.stop() == 0

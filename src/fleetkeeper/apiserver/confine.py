@@ -22,7 +22,10 @@ NodeRestriction admission plugin does for a kubelet:
   cluster the plane probes itself);
 * **its Events are about its own Cluster and Works** (``involvedObject``/``regarding`` and
   ``related``), before and after the write, so an agent can neither forge records about
-  other objects nor rewrite the plane's.
+  other objects nor rewrite the plane's;
+* **its timeline entries are about its own Cluster and Works** (``subject``): what it saw of
+  its cluster (``Ready=False (…)``) goes on the failover timeline beside the plane's
+  decisions; it may only create them, never change or delete one.
 
 Every refusal is ``403 Forbidden`` naming the field and the rule; the admin and the
 plane's own controllers are not concerned.
@@ -57,6 +60,8 @@ def check_write(user: User | None, info: ResourceInfo, new: dict[str, Any], old:
     elif info.group == "coordination.k8s.io" and info.plural == "leases":
         _own_name(user.cluster, new, kind="Lease", what=f"holds only its own Lease in {LEASE_NAMESPACE}",
                   namespaces=(LEASE_NAMESPACE,))
+    elif info.group == "fleetkeeper.io" and info.plural == "timelineentries":
+        _check_entry(user.cluster, new)
     elif info.plural == "events" and info.group in ("", "events.k8s.io"):
         namespaces = (EVENT_NAMESPACE, EXECUTION_NAMESPACE_PREFIX + user.cluster)
         if str(_get(new, "metadata", "namespace") or "") not in namespaces:
@@ -138,6 +143,22 @@ def event_allowed(cluster: str, event: dict[str, Any]) -> bool:
     return True
 
 
+def timeline_allowed(cluster: str, entry: dict[str, Any]) -> bool:
+    """Whether the pull agent of ``cluster`` may record the timeline ``entry`` (its wire form)."""
+    try:
+        _check_entry(cluster, entry)
+    except errors.Forbidden:
+        return False
+    return True
+
+
+def _check_entry(cluster: str, entry: dict[str, Any]) -> None:
+    if not _subject_ok(cluster, entry.get("subject")):
+        raise _forbid(cluster, "subject", f"records timeline entries only about its Cluster {cluster!r} and "
+                      f"the Works in {EXECUTION_NAMESPACE_PREFIX}{cluster}", kind="TimelineEntry",
+                      name=str(_get(entry, "metadata", "name") or ""))
+
+
 def _check_event(cluster: str, event: dict[str, Any]) -> None:
     name = str(_get(event, "metadata", "name") or "")
     rule = (f"records Events only about its Cluster {cluster!r} and the Works in "
@@ -150,4 +171,4 @@ def _check_event(cluster: str, event: dict[str, Any]) -> None:
         raise _forbid(cluster, "related", rule, kind="Event", name=name)
 
 
-__all__ = ["CALL_OUT_FIELDS", "PLANE_FIELDS", "check_write", "event_allowed"]
+__all__ = ["CALL_OUT_FIELDS", "PLANE_FIELDS", "check_write", "event_allowed", "timeline_allowed"]

@@ -132,7 +132,8 @@ AGENT_ROLES: tuple[dict[str, Any], ...] = (
     _role(AGENT_ROLE, [_rule(["create"], "cluster.karmada.io", "clusters"),
                        _rule(["create"], "coordination.k8s.io", "leases"),
                        _rule(["create", "patch", "update"], "", "events"),
-                       _rule(["create", "patch", "update"], "events.k8s.io", "events")]),
+                       _rule(["create", "patch", "update"], "events.k8s.io", "events"),
+                       _rule(["create"], "fleetkeeper.io", "timelineentries")]),
     _role(AGENT_EXECUTION_ROLE, [_rule(["*"], "work.karmada.io", "works", "works/status")]),
 )
 

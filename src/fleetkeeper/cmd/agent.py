@@ -21,12 +21,11 @@ plane marks the cluster ``Ready=Unknown`` and fails its workloads over.
 **Least privilege.** An agent token may register, read and update only its own Cluster
 (as a Pull cluster that tells the plane nowhere to call: no endpoint, secret or proxy)
 and write its status, use its Lease and the Works of its execution namespace, and record
-Events about its Cluster and those Works; the API server refuses the rest, the failover
-timeline included (it is the control plane's). The agent therefore asks for exactly that:
-:class:`AgentClient` narrows the list/watch of Clusters to ``metadata.name=NAME`` and of
-Works to ``karmada-es-NAME``, and keeps to itself the records the plane would refuse
-(timeline entries, Events about a member's copy). When the cluster is not registered
-yet the agent registers it in Pull mode, as Karmada's agent does.
+Events and failover timeline entries about its Cluster and those Works; the API server
+refuses the rest. The agent therefore asks for exactly that: :class:`AgentClient` narrows
+the list/watch of Clusters to ``metadata.name=NAME`` and of Works to ``karmada-es-NAME``,
+and keeps to itself the records the plane would refuse (about a member's copy, say). When
+the cluster is not registered yet the agent registers it in Pull mode, as Karmada's agent does.
 
 ``fleetkeeper token create-agent NAME`` mints (or shows) the agent token through the
 running plane's API — a Secret in ``karmada-system`` (:mod:`fleetkeeper.apiserver.identity`),
@@ -112,16 +111,16 @@ class AgentClient:
 
     async def create(self, obj: T) -> T:
         if not self._may_record(obj):
-            _log.debug("record kept local: an agent writes no timeline and Events about its own objects only",
+            _log.debug("record kept local: an agent records only about its own Cluster and Works",
                        kind=obj.kind, name=obj.name)
             return obj
         return await self._inner.create(obj)
 
     def _may_record(self, obj: Resource) -> bool:
-        """False for what the control plane refuses from an agent: timeline entries, and Events
+        """False for what the control plane refuses from an agent: Events and timeline entries
         about anything but this cluster and its Works."""
         if isinstance(obj, TimelineEntry):
-            return False
+            return confine.timeline_allowed(self.cluster, obj.to_dict())
         return not isinstance(obj, Event) or confine.event_allowed(self.cluster, obj.to_dict())
 
     async def update(self, obj: T) -> T:
