@@ -471,9 +471,9 @@ def test_a_fault_drill_fails_a_member_over_and_brings_it_back(fleet: Fleet) -> N
 
 def test_the_parts_run_apart_over_one_api_server(fleet: Fleet) -> None:
     refused = fleet.start("cm", "controller-manager", "--store", f"sqlite:///{fleet.root / 'x.db'}")
+    neither = fleet.start("scheduler", "scheduler")  # both refused before they do anything: at once
     assert refused.popen.wait(PROCESS) == 2
     assert "--kubeconfig" in refused.stderr and "etcd://" in refused.stderr
-    neither = fleet.start("scheduler", "scheduler")
     assert neither.popen.wait(PROCESS) == 2 and "exactly one of --store" in neither.stderr
 
     api = fleet.start("apiserver", "apiserver", "--state-dir", str(fleet.state), "--port", "0")
