@@ -234,3 +234,15 @@ async def test_rbac_grants_the_proxy_verb_on_clusters_proxy_per_cluster(proxied:
         refused = await looker.get(PROXY.format("member2") + "/version")
     assert refused.status_code == 403
     assert 'cannot proxy resource "clusters/proxy"' in refused.json()["message"]
+
+
+async def test_a_proxy_url_httpx_cannot_use_makes_the_member_unreachable_not_a_500(api: Api) -> None:
+    secret = {"apiVersion": "v1", "kind": "Secret",
+              "metadata": {"name": "s1", "namespace": "karmada-cluster"},
+              "data": {"token": base64.b64encode(b"tok").decode()}}
+    assert (await api.http.post("/api/v1/namespaces/karmada-cluster/secrets", json=secret)).status_code == 201
+    await _cluster(api, "socks", syncMode="Push", apiEndpoint="https://127.0.0.1:9",
+                   secretRef={"namespace": "karmada-cluster", "name": "s1"}, proxyURL="socks5://127.0.0.1:9")
+    answer = await api.http.get(PROXY.format("socks") + "/version")
+    assert answer.status_code == 503, answer.text
+    assert '"socks" is unreachable' in answer.json()["message"]

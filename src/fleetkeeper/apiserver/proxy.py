@@ -154,9 +154,13 @@ class ClusterProxy:
         streaming = request.query_params.get("watch") in ("true", "1") or \
             request.query_params.get("follow") in ("true", "1")
         timeout = httpx.Timeout(CONNECT_TIMEOUT, read=None if streaming else READ_TIMEOUT)
-        client = httpx.AsyncClient(transport=connection.transport, verify=connection.verify,
-                                   proxy=connection.proxy, timeout=timeout, follow_redirects=False)
         headers = [*forwarded(request.headers.items()), *connection.headers]
+        try:  # a proxy URL httpx cannot use (socks5:// without socksio) fails here, not at send
+            client = httpx.AsyncClient(transport=connection.transport, verify=connection.verify,
+                                       proxy=connection.proxy, timeout=timeout, follow_redirects=False)
+        except (ValueError, ImportError, httpx.HTTPError) as exc:
+            raise ServiceUnavailable(f'cluster "{name}" is unreachable: {type(exc).__name__}: '
+                                     f"{str(exc)[:200]}") from None
         try:
             outgoing = client.build_request(request.method, url, headers=headers, content=body)
             answer = await client.send(outgoing, stream=True)
