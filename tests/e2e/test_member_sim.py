@@ -115,6 +115,8 @@ def test_kubectl_drives_a_member_sim_like_a_cluster(sim: MemberSim) -> None:
                        "KERNEL-VERSION", "CONTAINER-RUNTIME"]
     assert [row[:2] for row in wide[1:]] == [[f"member1-node-00{i}", "Ready"] for i in range(3)]
     assert {row[4] for row in wide[1:]} == {"v1.31.0"}  # VERSION
+    assert [(row[2], row[5]) for row in wide[1:]] == [("worker", f"172.18.0.{2 + i}") for i in range(3)]
+    assert wide[1][7].startswith("Debian") and wide[1][9].startswith("containerd://")  # OS-IMAGE, RUNTIME
     version = kubectl(sim, "version", "-o", "json")
     assert json.loads(version.stdout)["serverVersion"]["gitVersion"] == "v1.31.0"
 
