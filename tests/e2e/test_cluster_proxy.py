@@ -89,6 +89,8 @@ def test_kubectl_sees_into_a_member_through_the_cluster_proxy(fleet: Fleet) -> N
     assert _table(wide.stdout)[0] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE",
                                       "NOMINATED NODE", "READINESS GATES"]
     assert _table(wide.stdout)[1][6].startswith("member1-")  # NODE
+    assert _table(wide.stdout)[1][5] == pods["items"][0]["status"]["podIP"]  # IP, from the node's range
+    assert pods["items"][0]["status"]["podIP"].startswith("10.244.")
     deploy = fleet.kubectl("get", "deploy", "-o", "wide", kubeconfig=member1)
     assert deploy.returncode == 0, deploy.stderr
     header, row = _table(deploy.stdout)
