@@ -67,6 +67,11 @@ def _body(what: tuple[str, str], namespace: str, name: str) -> dict[str, Any]:
                    {"regarding": OWN_CLUSTER, "reason": "Joined", "note": "m", "action": "Join",
                     "reportingController": "agent", "reportingInstance": "agent-1",
                     "eventTime": "2026-01-01T00:00:00.000000Z"})
+    elif plural == "timelineentries":
+        subject = OWN_CLUSTER if name == "own" else {"apiVersion": "apps/v1", "kind": "Deployment",
+                                                     "namespace": "default", "name": "web"}
+        obj.update({"time": "2026-01-01T00:00:00.000000Z", "action": "ConditionChanged",
+                    "message": "Ready=True", "subject": subject})
     return obj
 
 
@@ -120,6 +125,7 @@ async def _as_agent(api: Api, verb: str, what: tuple[str, str], namespace: str, 
     ("create", ("", "events"), "kube-system", "e1", None, None, False),
     ("create", ("", "events"), "karmada-es-member2", "e1", None, None, False),
     ("delete", ("", "events"), "default", "e1", None, None, False),
+    ("create", ("fleetkeeper.io", "timelineentries"), "", "own", None, None, True),
     ("create", ("fleetkeeper.io", "timelineentries"), "", "tl-1", None, None, False),
     ("delete", ("fleetkeeper.io", "timelineentries"), "", "tl-1", None, None, False),
     ("get", ("", "secrets"), "karmada-cluster", "member1", None, None, False),
@@ -133,7 +139,8 @@ async def _as_agent(api: Api, verb: str, what: tuple[str, str], namespace: str, 
         "not policies", "registers its own cluster", "cannot register another cluster",
         "records events about its cluster", "counts repeats of its events", "records events about its works",
         "records events.k8s.io events", "no events elsewhere", "no events in another cluster's namespace",
-        "cannot delete events", "never writes the timeline", "cannot delete timeline entries",
+        "cannot delete events", "records on the timeline about its cluster",
+        "nothing on the timeline about others", "cannot delete timeline entries",
         "cannot read its cluster's secret", "cannot read secrets in its namespace"])
 async def test_a_pull_agent_is_confined(api: Api, verb: str, what: tuple[str, str], namespace: str, name: str,
                                         sub: str | None, selector: str | None, allowed: bool) -> None:
