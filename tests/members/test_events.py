@@ -172,3 +172,17 @@ def test_a_watch_of_events_sees_them_written_counted_and_dropped() -> None:
         [("DELETED", "Scheduled", 1), ("DELETED", "Pulled", 2), ("DELETED", "Created", 2),
          ("DELETED", "Started", 2), ("DELETED", "BackOff", 2)],
     ]
+
+
+def test_a_workload_crashed_again_after_healing_counts_only_the_restarts() -> None:
+    async def main(cluster: SimulatedCluster, clock: VirtualClock) -> dict[str, int]:
+        await cluster.apply(pod("web"))
+        await clock.sleep(5)
+        cluster.crash_workload("v1", "Pod", "default", "web")
+        await clock.sleep(11)  # one restart
+        cluster.heal_workload("v1", "Pod", "default", "web")
+        await clock.sleep(5)  # started again, ready
+        cluster.crash_workload("v1", "Pod", "default", "web")  # exits: no start of its own
+        return {e["reason"]: e["count"] for e in await events(cluster, name="web")}
+
+    assert on_cluster(main) == {"Scheduled": 1, "Pulled": 3, "Created": 3, "Started": 3, "BackOff": 3}

@@ -133,16 +133,19 @@ class PodLifecycle:
         pod.phase = "Running"
         pod.started_at = pod.started_at or self.host.now()
         self._set_ready(pod, False)
-        self._restart_failed(pod)
+        self._exited(pod)
 
-    def _restart_failed(self, pod: Pod) -> None:
-        """The container is restarted and exits again (the first time: it exited), then waits."""
-        if pod.restarts:
-            podevents.started(self.host.events, pod)
+    def _exited(self, pod: Pod) -> None:
+        """The container exited: restarted after the back-off (the restart is counted now)."""
         podevents.crashed(self.host.events, pod)
         pod.restarts += 1
         delay = min(CRASH_BACKOFF_MAX, CRASH_BACKOFF_START * 2 ** (pod.restarts - 1))
         self._after(pod, delay, self._restart_failed)
+
+    def _restart_failed(self, pod: Pod) -> None:
+        """The back-off is over: the container starts again, and exits again."""
+        podevents.started(self.host.events, pod)
+        self._exited(pod)
 
     def _finish(self, pod: Pod, *, succeeded: bool) -> None:
         pod.cancel_timer()
