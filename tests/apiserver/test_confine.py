@@ -211,4 +211,4 @@ async def test_an_agent_records_only_about_its_own_objects(api: Api) -> None:
     (_event(OWN_WORK), True), (_event(TEMPLATE), False), (_event(OWN_CLUSTER, related=TEMPLATE), False),
 ], ids=["about its work", "about a template", "related to a template"])
 def test_an_agent_keeps_to_itself_what_the_plane_would_refuse(event: dict[str, Any], allowed: bool) -> None:
-    assert confine.event_allowed("member1", event) is allowed
+    assert confine.record_allowed("member1", event) is allowed

@@ -134,19 +134,12 @@ def _subject_ok(cluster: str, ref: Any) -> bool:
     return False
 
 
-def event_allowed(cluster: str, event: dict[str, Any]) -> bool:
-    """Whether the pull agent of ``cluster`` may record ``event`` (its wire form)."""
+def record_allowed(cluster: str, record: dict[str, Any]) -> bool:
+    """Whether the pull agent of ``cluster`` may record ``record``, an Event or a timeline entry
+    (its wire form)."""
+    check = _check_entry if record.get("kind") == "TimelineEntry" else _check_event
     try:
-        _check_event(cluster, event)
-    except errors.Forbidden:
-        return False
-    return True
-
-
-def timeline_allowed(cluster: str, entry: dict[str, Any]) -> bool:
-    """Whether the pull agent of ``cluster`` may record the timeline ``entry`` (its wire form)."""
-    try:
-        _check_entry(cluster, entry)
+        check(cluster, record)
     except errors.Forbidden:
         return False
     return True
@@ -171,4 +164,4 @@ def _check_event(cluster: str, event: dict[str, Any]) -> None:
         raise _forbid(cluster, "related", rule, kind="Event", name=name)
 
 
-__all__ = ["CALL_OUT_FIELDS", "PLANE_FIELDS", "check_write", "event_allowed", "timeline_allowed"]
+__all__ = ["CALL_OUT_FIELDS", "PLANE_FIELDS", "check_write", "record_allowed"]

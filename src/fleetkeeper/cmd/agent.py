@@ -119,9 +119,8 @@ class AgentClient:
     def _may_record(self, obj: Resource) -> bool:
         """False for what the control plane refuses from an agent: Events and timeline entries
         about anything but this cluster and its Works."""
-        if isinstance(obj, TimelineEntry):
-            return confine.timeline_allowed(self.cluster, obj.to_dict())
-        return not isinstance(obj, Event) or confine.event_allowed(self.cluster, obj.to_dict())
+        records = isinstance(obj, Event | TimelineEntry)
+        return not records or confine.record_allowed(self.cluster, obj.to_dict())
 
     async def update(self, obj: T) -> T:
         return await self._inner.update(obj)
