@@ -34,10 +34,11 @@ import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocket
 
 from fleetkeeper import errors
 from fleetkeeper.api.crd import CRD
@@ -62,6 +63,7 @@ from fleetkeeper.apiserver.openapi_v2 import PROTOBUF as OPENAPI_V2
 from fleetkeeper.apiserver.openapi_v2 import PROTOBUF_ANSWER as OPENAPI_V2_ANSWER
 from fleetkeeper.apiserver.proxy import PREFIX as PROXY_PREFIX
 from fleetkeeper.apiserver.proxy import ClusterProxy
+from fleetkeeper.apiserver.proxy_ws import refuse
 from fleetkeeper.apiserver.rbac import RbacIndex
 from fleetkeeper.apiserver.request import Target, decode_object, media_type, resolve
 from fleetkeeper.apiserver.serviceaccounts import create_token
@@ -104,7 +106,7 @@ class ApiServerApp:
         self.state.closing.set()
 
     # ------------------------------------------------------------------ routing
-    def _routes(self) -> list[Route]:
+    def _routes(self) -> list[BaseRoute]:
         get = ["GET", "HEAD"]
         every = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]
         fixed: list[tuple[str, Handler]] = [
@@ -112,7 +114,7 @@ class ApiServerApp:
             ("/version", self._version), ("/api", self._api), ("/apis", self._apis),
             ("/openapi/v3", self._openapi_index), ("/openapi/v2", self._openapi_v2),
         ]
-        routes = [Route(path, self._guard(fn), methods=get) for path, fn in fixed]
+        routes: list[BaseRoute] = [Route(path, self._guard(fn), methods=get) for path, fn in fixed]
         routes += [Route(path + "/", self._guard(fn), methods=get) for path, fn in fixed]
         routes += [
             *(Route(f"/{name}/{{check}}", self._guard(self._health_check), methods=get)
@@ -134,6 +136,7 @@ class ApiServerApp:
                   methods=["POST"]),
             Route(PROXY_PREFIX + "{name}/proxy", self._guard(self._proxy), methods=every),
             Route(PROXY_PREFIX + "{name}/proxy/{path:path}", self._guard(self._proxy), methods=every),
+            WebSocketRoute(PROXY_PREFIX + "{name}/proxy/{path:path}", self._proxy_socket),
             Route("/apis/{group}/{version}/{rest:path}", self._guard(self._request), methods=every),
             Route("/{path:path}", self._guard(self._not_found), methods=every),
         ]
@@ -177,7 +180,7 @@ class ApiServerApp:
                            request.headers.get("content-type") or "")
         self._requests.observe(labels, code, seconds)
 
-    def _authenticate(self, request: Request) -> User:
+    def _authenticate(self, request: HTTPConnection) -> User:
         tokens, authz = self.state.tokens, self.state.authz
         if tokens is None or authz is None:
             return ADMIN
@@ -289,6 +292,20 @@ class ApiServerApp:
     async def _proxy(self, request: Request, user: User) -> Response:
         """A request to a member cluster, forwarded (:mod:`~fleetkeeper.apiserver.proxy`)."""
         return await self.proxy.forward(request, user, self._rbac)
+
+    async def _proxy_socket(self, websocket: WebSocket) -> None:
+        """A WebSocket to a member cluster, relayed (:mod:`~fleetkeeper.apiserver.proxy_ws`); a refused
+        upgrade is answered with the ``Status`` a plain request would get."""
+        try:
+            if self.state.authz is not None:
+                await self.state.authz.ensure(self.state.closing)
+            await self.proxy.upgrade(websocket, self._authenticate(websocket), self._rbac)
+        except errors.ApiError as exc:
+            await refuse(websocket, status_response(exc))
+        except Exception:
+            log.exception("upgrade failed", path=websocket.url.path)
+            await refuse(websocket, status_response(
+                errors.InternalError("an internal error occurred; see the server log")))
 
     async def _not_found(self, request: Request, user: User) -> Response:
         raise errors.NotFound("the server could not find the requested resource")

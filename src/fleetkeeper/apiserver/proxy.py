@@ -5,7 +5,9 @@ query and body unchanged — and its answer streamed back as it comes (a watch o
 ``follow`` of pod logs stays open as long as the caller and the member keep it open), so
 kubectl can be pointed at one member through the plane (``fleetkeeper kubeconfig
 --cluster NAME``). Only the caller allowed the ``proxy`` verb on ``clusters/proxy``
-reaches it (the admin; RBAC can grant it); a Pull agent is refused.
+reaches it (the admin; RBAC can grant it); a Pull agent is refused. A WebSocket upgrade there
+(``kubectl exec``, ``attach``, ``cp``, ``port-forward``) is authorized the same way and relayed
+frame by frame (:mod:`~fleetkeeper.apiserver.proxy_ws`).
 
 The member is reached with the cluster's own credentials, never the caller's: the caller's
 ``Authorization`` and impersonation headers stay here, as do the hop-by-hop headers
@@ -32,17 +34,28 @@ import contextlib
 import ssl
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol
 
 import anyio
 import httpx
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
+from starlette.websockets import WebSocket
 
 from fleetkeeper import errors
 from fleetkeeper.api.limits import read_body
 from fleetkeeper.api.scheme import GroupKind
 from fleetkeeper.apiserver.auth import Attributes, User, authorize
+from fleetkeeper.apiserver.proxy_ws import (
+    IDLE_TIMEOUT,
+    CallerSocket,
+    Dialer,
+    Refused,
+    dial_network,
+    refuse,
+    relay,
+)
 from fleetkeeper.apiserver.rbac import RbacIndex
 from fleetkeeper.errors import ServiceUnavailable
 from fleetkeeper.store.interface import StoreProtocol
@@ -73,6 +86,8 @@ class Connection:
     transport: httpx.AsyncBaseTransport | None = None
     verify: ssl.SSLContext | bool = True
     proxy: httpx.Proxy | None = None
+    #: how WebSockets reach the member when not over the network (in-process members)
+    dialer: Dialer | None = None
 
 
 class MemberTransport(Protocol):
@@ -140,6 +155,8 @@ class ClusterProxy:
         self._closing = closing
         #: tried in order; the first that knows a cluster's endpoint reaches it
         self.transports: list[MemberTransport] = [HttpsMembers(store)]
+        #: a relayed WebSocket where no frame moved this long is closed
+        self.idle_timeout = IDLE_TIMEOUT
 
     async def forward(self, request: Request, user: User, rbac: RbacIndex | None) -> Response:
         """Forward ``request`` if ``user`` may ``proxy`` the cluster's ``clusters/proxy`` (the admin,
@@ -172,6 +189,29 @@ class ClusterProxy:
         response.raw_headers = [(key.lower().encode("latin-1"), value.encode("latin-1"))
                                 for key, value in returned(answer.headers.multi_items())]
         return response
+
+    async def upgrade(self, websocket: WebSocket, user: User, rbac: RbacIndex | None) -> None:
+        """Relay a WebSocket to the member (:mod:`~fleetkeeper.apiserver.proxy_ws`) if ``user`` may
+        ``proxy`` the cluster; a refusal raises the error a plain request would get."""
+        name, path = split(websocket.scope.get("raw_path") or websocket.url.path.encode())
+        authorize(user, Attributes(verb="proxy", group=GROUP, resource="clusters", namespace="", name=name,
+                                   subresource="proxy"), rbac)
+        connection = await self._connect(name)
+        query = websocket.scope.get("query_string") or b""
+        target = path + ("?" + query.decode("latin-1") if query else "")
+        offered = [str(p) for p in websocket.scope.get("subprotocols") or []][:16]
+        dialer = connection.dialer
+        dial = dialer.dial if dialer is not None else partial(dial_network, connection)
+        try:
+            member = await dial(target, headers=connection.headers, subprotocols=offered)
+        except ServiceUnavailable as exc:
+            raise ServiceUnavailable(f'cluster "{name}" is unreachable: {exc.message}') from None
+        except Refused as refused:  # the member's own answer (its 404, 400, 401) goes back as it is
+            kept = [(k, v) for k, v in refused.headers if k.lower() in ("content-type", "warning")]
+            await refuse(websocket, Response(refused.body, refused.status, headers=dict(kept)))
+            return
+        await websocket.accept(subprotocol=member.subprotocol)
+        await relay(CallerSocket(websocket), member, closing=self._closing, idle=self.idle_timeout)
 
     async def _connect(self, name: str) -> Connection:
         try:

@@ -30,6 +30,7 @@ import uvicorn
 
 from fleetkeeper.apiserver.app import ApiServerApp
 from fleetkeeper.apiserver.certs import TLSFiles
+from fleetkeeper.apiserver.proxy_ws import MAX_FRAME
 
 T = TypeVar("T")
 AppFactory = Callable[[], AbstractAsyncContextManager[ApiServerApp]]
@@ -55,7 +56,7 @@ def _config(app: ApiServerApp, sock: socket.socket, tls: TLSFiles | None) -> uvi
     return uvicorn.Config(
         app, host=host, port=port, lifespan="off", access_log=False, log_level="warning",
         ssl_certfile=str(tls.cert) if tls else None, ssl_keyfile=str(tls.key) if tls else None,
-        timeout_graceful_shutdown=5, timeout_keep_alive=30, server_header=False,
+        timeout_graceful_shutdown=5, timeout_keep_alive=30, server_header=False, ws_max_size=MAX_FRAME,
     )
 
 

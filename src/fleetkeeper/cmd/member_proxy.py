@@ -4,19 +4,23 @@
 cluster proxy (:mod:`fleetkeeper.apiserver.proxy`) reaches them without a socket: each
 member's Kubernetes API (:class:`~fleetkeeper.members.simulated.server.MemberServer`) is
 called through :class:`~fleetkeeper.apiserver.transport.InProcessTransport`, streams
-included. A member made down or a black hole by a fault refuses the connection, as it would
-over the wire; its fault-injection API is not reachable this way.
+included, and WebSockets (``kubectl exec``) through
+:class:`~fleetkeeper.apiserver.asgi_socket.AsgiDialer`. A member made down or a black hole by
+a fault refuses the connection, as it would over the wire; its fault-injection API is not
+reachable this way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
+from fleetkeeper.apiserver.asgi_socket import AsgiDialer
 from fleetkeeper.apiserver.proxy import Connection
+from fleetkeeper.apiserver.proxy_ws import Socket
 from fleetkeeper.apiserver.transport import InProcessTransport
 from fleetkeeper.clock import Clock
 from fleetkeeper.errors import ServiceUnavailable
@@ -44,13 +48,27 @@ class _Reachable(httpx.AsyncBaseTransport):
         return await self._inner.handle_async_request(request)
 
 
+class _ReachableSockets:
+    """Opens WebSockets to one simulated member in-process, unless a fault makes it refuse them."""
+
+    def __init__(self, cluster: SimulatedCluster, server: MemberServer) -> None:
+        self._cluster = cluster
+        self._inner = AsgiDialer(server, f"{cluster.name}.simulated")
+
+    async def dial(self, target: str, *, headers: Sequence[tuple[str, str]],
+                   subprotocols: Sequence[str]) -> Socket:
+        if refuses(self._cluster.state):
+            raise ServiceUnavailable(f"member cluster {self._cluster.name!r}: connection refused")
+        return await self._inner.dial(target, headers=headers, subprotocols=subprotocols)
+
+
 class SimulatedMembers:
     """A :class:`~fleetkeeper.apiserver.proxy.MemberTransport` for ``simulated://NAME`` endpoints:
     the clusters of the fleet shared on ``clock``."""
 
     def __init__(self, clock: Clock) -> None:
         self._fleet = SimulatedFleet.for_clock(clock)
-        self._servers: dict[str, _Reachable] = {}
+        self._servers: dict[str, tuple[_Reachable, _ReachableSockets]] = {}
 
     async def connect(self, cluster: Mapping[str, Any]) -> Connection | None:
         endpoint = str((cluster.get("spec") or {}).get("apiEndpoint") or "")
@@ -62,12 +80,12 @@ class SimulatedMembers:
             owner = (cluster.get("metadata") or {}).get("name")
             raise ServiceUnavailable(f'cluster "{owner}" is unreachable: its simulated member {name!r} '
                                      "does not run in this process")
-        transport = self._servers.get(name)
-        if transport is None:
+        reached = self._servers.get(name)
+        if reached is None:
             member = self._fleet[name]
             server = MemberServer(member, token=None, admin_port=UNREACHABLE_ADMIN_PORT)
-            transport = self._servers[name] = _Reachable(member, server)
-        return Connection(f"http://{name}.simulated", transport=transport)
+            reached = self._servers[name] = (_Reachable(member, server), _ReachableSockets(member, server))
+        return Connection(f"http://{name}.simulated", transport=reached[0], dialer=reached[1])
 
 
 __all__ = ["SimulatedMembers"]
