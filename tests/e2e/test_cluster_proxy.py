@@ -6,7 +6,10 @@ cluster proxy lists nginx's pod in member1, a kubeconfig from ``fleetkeeper kube
 member1 (the pod's Scheduled and Started events among them), ``fleetkeeper get -C``,
 ``logs -C`` and ``top clusters`` read the members, ``kubectl logs`` prints the pod's log and
 ``logs -f`` streams its crash loop after ``fleetkeeper fault crashWorkload``, each restart as
-it happens, a Pull agent's token is refused (403) and a Pull cluster answers 503.
+it happens, ``kubectl exec`` reaches the member's exec endpoint through the proxy's WebSocket
+relay (its message, that a simulated container runs no processes, carried on the error
+channel to kubectl), a Pull agent's token is refused (403), its WebSocket upgrade too, and a
+Pull cluster answers 503, to an upgrade as well.
 """
 
 from __future__ import annotations
@@ -14,12 +17,17 @@ from __future__ import annotations
 import json
 import queue
 import re
+import ssl
 import subprocess
 import threading
 import time
 from pathlib import Path
 
+import pytest
 import yaml
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
+from websockets.typing import Subprotocol
 
 from .test_up import KUBECTL, SEED, Fleet, fleet, healthy, wait_for
 
@@ -36,6 +44,18 @@ def _member_kubeconfig(fleet: Fleet, cluster: str) -> Path:
     path = fleet.root / f"{cluster}.kubeconfig"
     path.write_text(made.stdout)
     return path
+
+
+def _upgrade_refusal(fleet: Fleet, cluster: str, kubeconfig: Path) -> tuple[int, str]:
+    """How the plane answers a ``kubectl exec``-like WebSocket upgrade with ``kubeconfig``'s token."""
+    token = yaml.safe_load(kubeconfig.read_text())["users"][0]["user"]["token"]
+    ca = ssl.create_default_context(cafile=str(fleet.state / "pki" / "ca.crt"))
+    url = (fleet.server.replace("https://", "wss://", 1) + PROXY.format(cluster)
+           + "/api/v1/namespaces/default/pods/p/exec?command=env&stdout=true")
+    with pytest.raises(InvalidStatus) as refused:
+        connect(url, ssl=ca, additional_headers={"Authorization": f"Bearer {token}"}, proxy=None,
+                subprotocols=[Subprotocol("v5.channel.k8s.io")], open_timeout=10).close()
+    return refused.value.response.status_code, json.loads(refused.value.response.body or b"{}")["message"]
 
 
 def _table(printed: str) -> list[list[str]]:
@@ -97,6 +117,8 @@ def test_kubectl_sees_into_a_member_through_the_cluster_proxy(fleet: Fleet) -> N
     assert header[5:] == ["CONTAINERS", "IMAGES", "SELECTOR"] and row[5:] == ["nginx", "nginx", "app=nginx"]
     described = fleet.kubectl("describe", "pod", name, kubeconfig=member1)
     assert described.returncode == 0 and "Name:" in described.stdout, described.stderr
+    events = described.stdout.split("Events:")[1]  # found by the member with involvedObject's fields
+    assert "Scheduled" in events and "default-scheduler" in events, described.stdout
     events = fleet.kubectl("get", "events", kubeconfig=member1)
     assert events.returncode == 0, events.stderr
     about_pod = [line for line in events.stdout.splitlines() if f"pod/{name}" in line]
@@ -124,6 +146,10 @@ def test_kubectl_sees_into_a_member_through_the_cluster_proxy(fleet: Fleet) -> N
     logs = fleet.kubectl("logs", "deploy/nginx", kubeconfig=member1)
     assert logs.returncode == 0, logs.stderr
     assert logs.stdout.splitlines() == ["container nginx started (image nginx)", "container nginx is ready"]
+    executed = fleet.kubectl("exec", "deploy/nginx", "--", "env", kubeconfig=member1)
+    assert executed.returncode != 0
+    assert "error executing command in container: container 'nginx' of simulated pod " \
+        f"default/{name} runs no processes, so 'env' cannot be run" in executed.stderr, executed.stderr
     command = [str(KUBECTL), "--kubeconfig", str(member1), "--cache-dir", str(fleet.cache), "logs", "-f",
                f"pod/{name}"]
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as follow:
@@ -142,6 +168,10 @@ def test_kubectl_sees_into_a_member_through_the_cluster_proxy(fleet: Fleet) -> N
     agent = fleet.kubectl("get", "--raw", PROXY.format("edge1") + "/api",
                           kubeconfig=fleet.state / "agent-edge1.kubeconfig")
     assert agent.returncode != 0 and "Forbidden" in agent.stderr
+    code, said = _upgrade_refusal(fleet, "edge1", fleet.state / "agent-edge1.kubeconfig")
+    assert code == 403 and 'cannot proxy resource "clusters/proxy"' in said, said
+    code, said = _upgrade_refusal(fleet, "edge1", fleet.kubeconfig)
+    assert code == 503 and "Pull mode" in said, said
     pulled = fleet.kubectl("get", "--raw", PROXY.format("edge1") + "/api")
     assert pulled.returncode != 0 and "Pull mode" in pulled.stderr
     refused = fleet.cli("kubeconfig", "--cluster", "edge1")

@@ -44,8 +44,9 @@ import orjson
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
+from starlette.websockets import WebSocket
 
 from fleetkeeper import errors
 from fleetkeeper.members.interface import ObjectRef
@@ -53,6 +54,7 @@ from fleetkeeper.members.simulated.cluster import SimulatedCluster, matcher
 from fleetkeeper.members.simulated.faults import ApiState
 from fleetkeeper.members.simulated.objects import GroupKind, Obj, ObjectKey
 from fleetkeeper.members.simulated.server_discovery import Served, ServedResources, not_found, version_info
+from fleetkeeper.members.simulated.server_exec import deny, serve_exec
 from fleetkeeper.members.simulated.server_logs import pod_log
 from fleetkeeper.members.simulated.server_tables import Printing
 from fleetkeeper.members.simulated.server_watch import ChangeLog, ExpiredError, WatchResponse, event_line
@@ -99,15 +101,23 @@ class MemberServer:
             Route("/admin/state", guard(self._admin_state), methods=["GET", "POST"]),
             Route("/admin/nodes", guard(self._admin_nodes), methods=["POST"]),
             Route("/admin/compact", guard(self._admin_compact), methods=["POST"]),
+            WebSocketRoute("/api/v1/namespaces/{namespace}/pods/{name}/{action}", self._exec),
         ])
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
+        if scope["type"] in ("http", "websocket"):
             refused = self._refusal(scope)
+            if refused is not None and scope["type"] == "websocket":
+                await deny(WebSocket(scope, receive, send), refused)
+                return
             if refused is not None:
                 await refused(scope, receive, send)
                 return
         await self._app(scope, receive, send)
+
+    async def _exec(self, websocket: WebSocket) -> None:
+        """``pods/NAME/exec`` and ``attach``: the protocol, no process (``server_exec.py``)."""
+        await serve_exec(websocket, self.cluster)
 
     def close(self) -> None:
         """End every open watch (so a server can stop without waiting for them)."""
@@ -254,7 +264,7 @@ class MemberServer:
 
     async def _collection(self, request: Request, served: Served, namespace: str | None) -> Response:
         params = request.query_params
-        keep = fields_filter(params.get("fieldSelector"))
+        keep = fields_filter(params.get("fieldSelector"), served)
         printing = Printing.of(request, served, self.cluster.clock)  # a Table for kubectl get
         log = self._log(served)  # opened before the list, so a watch can resume from the list's revision
         watch = _truthy(params.get("watch"))
@@ -266,7 +276,7 @@ class MemberServer:
             found = await self.cluster.list(served.group_version, served.kind, namespace,
                                             label_selector=params.get("labelSelector"))
             revision = self.cluster.engine.revisions.current
-            items = [self._versioned(o, served) for o in found if keep(ObjectKey.of(o))]
+            items = [self._versioned(o, served) for o in found if keep.keeps(o)]
         if not watch:
             return _json(printing.many(items, str(revision)))
         if not initial:
@@ -285,7 +295,7 @@ class MemberServer:
         bookmark = _truthy(params.get("sendInitialEvents"))
 
         def selected(key: ObjectKey) -> bool:
-            return (namespace is None or key.namespace == namespace) and keep(key)
+            return (namespace is None or key.namespace == namespace) and keep.keeps_key(key)
 
         async def lines() -> AsyncIterator[bytes]:
             for item in items or ():
@@ -297,7 +307,8 @@ class MemberServer:
                                  "annotations": {"k8s.io/initial-events-end": "true"}}})
             try:
                 async for kind, obj in log.follow(revision, matches, selected):
-                    yield event_line(kind, printing.one(self._versioned(obj, served)))
+                    if keep.keeps(obj):  # by the object's fields as it is now
+                        yield event_line(kind, printing.one(self._versioned(obj, served)))
             except ExpiredError as exc:
                 yield event_line("ERROR", errors.Gone(str(exc)).to_status())
 

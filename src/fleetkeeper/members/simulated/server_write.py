@@ -23,7 +23,7 @@ or, as Kubernetes does, the first word of the client's User-Agent.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -32,15 +32,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from fleetkeeper import errors
+from fleetkeeper.api import fieldlabels
+from fleetkeeper.api.selectors import FieldRequirements
 from fleetkeeper.members.interface import ObjectRef
 from fleetkeeper.members.simulated.cluster import SimulatedCluster
-from fleetkeeper.members.simulated.objects import ObjectKey
+from fleetkeeper.members.simulated.objects import Obj, ObjectKey
 from fleetkeeper.members.simulated.server_discovery import Served, not_found
 
 APPLY = "application/apply-patch+yaml"
 MERGE_PATCHES = ("application/merge-patch+json", "application/strategic-merge-patch+json")
-#: a predicate over an object's key (what a ``fieldSelector`` keeps)
-FieldFilter = Callable[[ObjectKey], bool]
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
@@ -48,25 +48,32 @@ def _json(body: Any, status: int = 200) -> Response:
     return Response(orjson.dumps(body), status_code=status, media_type="application/json")
 
 
-def fields_filter(selector: str | None) -> FieldFilter:
-    """The predicate of a ``fieldSelector`` over ``metadata.name`` / ``metadata.namespace``."""
-    tests: list[tuple[str, bool, str]] = []
-    for term in filter(None, (t.strip() for t in (selector or "").split(","))):
-        negate = "!=" in term
-        field, _, value = term.partition("!=" if negate else "=")
-        field = field.strip()
-        if field not in ("metadata.name", "metadata.namespace"):
-            raise errors.BadRequest(f'fieldSelector "{term}": field label not supported: {field}')
-        tests.append((field, negate, value.lstrip("=").strip()))
+@dataclass(frozen=True, slots=True)
+class FieldFilter:
+    """What a ``fieldSelector`` keeps: checked on the key where it names only the name and
+    namespace, on the object for the other fields the kind may be selected by."""
 
-    def keep(key: ObjectKey) -> bool:
-        for field, negate, value in tests:
-            actual = key.name if field == "metadata.name" else key.namespace
-            if (actual == value) == negate:
-                return False
+    requirements: FieldRequirements = ()
+
+    def keeps_key(self, key: ObjectKey) -> bool:
+        for requirement in self.requirements:
+            if requirement.path in _KEY_FIELDS:
+                actual = key.name if requirement.path == "metadata.name" else key.namespace
+                if (actual == requirement.value) != requirement.equal:
+                    return False
         return True
 
-    return keep
+    def keeps(self, obj: Obj) -> bool:
+        return all(requirement.matches(obj) for requirement in self.requirements)
+
+
+_KEY_FIELDS = frozenset({"metadata.name", "metadata.namespace"})
+
+
+def fields_filter(selector: str | None, served: Served) -> FieldFilter:
+    """The filter of a ``fieldSelector`` on ``served``'s kind: the fields kube-apiserver lets it
+    name (``errors.BadRequest`` naming another)."""
+    return FieldFilter(fieldlabels.checked(selector, served.group, served.kind))
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
