@@ -1,14 +1,18 @@
 """The cluster proxy to the simulated members a process serves in-process, on the virtual clock:
 a watch streams through it, the fault-injection API stays out of reach, a member made down
-answers 503 naming the cluster and a member this process does not run is 503 too."""
+answers 503 naming the cluster and a member this process does not run is 503 too; exec reaches
+the member's exec endpoint, which says on the error channel that it runs nothing."""
 
 from __future__ import annotations
 
 import httpx
 import orjson
+import pytest
 
 import fleetkeeper.api  # noqa: F401  (registers every kind)
 from fleetkeeper.apiserver import InProcessTransport, build_app
+from fleetkeeper.apiserver.asgi_socket import AsgiDialer
+from fleetkeeper.apiserver.proxy_ws import Closed, Refused
 from fleetkeeper.clock import VirtualClock
 from fleetkeeper.cmd.member_proxy import SimulatedMembers
 from fleetkeeper.members.simulated import SimulatedFleet
@@ -61,3 +65,61 @@ def test_a_simulated_member_is_proxied_in_process() -> None:
     assert phases == ["Pending", "Running"]
     assert admin == 404 and ghost == 503
     assert code == 503 and message.startswith('cluster "member1" is unreachable: ConnectError')
+
+
+def test_exec_through_the_proxy_answers_on_the_error_channel_that_the_container_runs_nothing() -> None:
+    clock = VirtualClock()
+    v5 = ("v5.channel.k8s.io", "v4.channel.k8s.io")
+
+    async def main() -> tuple[str | None, bytes, list[tuple[int, bytes]]]:
+        store = open_store("memory://", clock=clock)
+        app = build_app(store, clock=clock)
+        app.proxy.transports.append(SimulatedMembers(clock))
+        member = SimulatedFleet.for_clock(clock).open("member1", pod_startup=1.0)
+        http = httpx.AsyncClient(transport=InProcessTransport(app), base_url="http://plane.test")
+        plane = AsgiDialer(app, "plane.test")
+        pods = PROXY.format("member1") + "/api/v1/namespaces/default/pods"
+        try:
+            assert (await http.post("/apis/cluster.karmada.io/v1alpha1/clusters",
+                                    json=_cluster("member1"))).status_code == 201
+            await member.apply(NGINX)
+            await clock.sleep(5)
+            listed = (await http.get(pods)).json()
+            name = listed["items"][0]["metadata"]["name"]
+            session = await plane.dial(f"{pods}/{name}/exec?command=env&stdout=true", headers=(),
+                                       subprotocols=v5)
+            frame = await session.receive()
+            assert isinstance(frame, bytes)
+            with pytest.raises(Closed):
+                await session.receive()
+            refusals = []
+            for target, offered in ((f"{pods}/{name}/exec?command=env&container=sidecar", v5),
+                                    (f"{pods}/nope/exec?command=env", v5),
+                                    (f"{pods}/{name}/exec?command=env", ("channel.k8s.io",)),
+                                    (f"{pods}/{name}/exec", v5)):
+                with pytest.raises(Refused) as refused:
+                    await plane.dial(target, headers=(), subprotocols=offered)
+                refusals.append((refused.value.status, refused.value.body))
+            member.down()
+            with pytest.raises(Refused) as down:
+                await plane.dial(f"{pods}/{name}/exec?command=env", headers=(), subprotocols=v5)
+            refusals.append((down.value.status, down.value.body))
+            return session.subprotocol, frame, refusals
+        finally:
+            await http.aclose()
+            app.close()
+            await member.close()
+            await store.close()
+
+    subprotocol, frame, refusals = clock.run(main())
+    assert subprotocol == "v5.channel.k8s.io" and frame[0] == 3
+    status = orjson.loads(frame[1:])
+    assert (status["status"], status["reason"], status["code"]) == ("Failure", "InternalError", 500)
+    assert status["message"].startswith("Internal error occurred: error executing command in container: "
+                                        "container 'nginx' of simulated pod default/nginx-")
+    assert status["message"].endswith("runs no processes, so 'env' cannot be run")
+    assert [code for code, _ in refusals] == [400, 404, 400, 400, 503]
+    assert b"container sidecar is not valid" in refusals[0][1]
+    assert b"none of the offered protocols" in refusals[2][1]
+    assert b"at least 1 command" in refusals[3][1]
+    assert b'cluster \\"member1\\" is unreachable' in refusals[4][1]
