@@ -11,7 +11,9 @@ the client leaves or the server closes), get,
 create, update, server-side apply (``PATCH`` ``application/apply-patch+yaml`` with
 ``fieldManager`` and ``force``, creating when absent), JSON merge patches and delete;
 ``pods/NAME/log`` tells a container's log from the pod's status (``server_logs.py``); lists,
-gets and watches answer kubectl's ``as=Table`` with kubectl's columns (``server_tables.py``).
+gets and watches answer kubectl's ``as=Table`` with kubectl's columns (``server_tables.py``);
+``pods/NAME/exec`` and ``attach`` speak kubectl's WebSocket protocols but run nothing, and say
+so on the error channel (``server_exec.py``).
 Every write goes through the cluster's own server-side apply, so field ownership,
 ``generation`` and ``resourceVersion`` are the cluster's. Errors are ``Status``
 objects. A minimal ``/openapi/v3`` lets kubectl leave validation to the server (which
