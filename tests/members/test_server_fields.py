@@ -30,8 +30,8 @@ def test_events_and_pods_are_selected_by_their_indexed_fields() -> None:
                 "all": (await http.get("/api/v1/namespaces/default/events")).json()["items"],
                 "about": (await http.get("/api/v1/namespaces/default/events",
                                          params={"fieldSelector": about})).json()["items"],
-                "on_node": (await http.get("/api/v1/pods",
-                                           params={"fieldSelector": f"spec.nodeName={node}"})).json()["items"],
+                "on_node": (await http.get("/api/v1/pods", params={"fieldSelector": f"spec.nodeName={node}"})
+                            ).json()["items"],
                 "pods": pods, "first": first, "node": node,
                 "bad": await http.get("/api/v1/pods", params={"fieldSelector": "spec.containers=x"}),
             }
