@@ -104,9 +104,12 @@ def test_watch_prints_the_listing_then_each_change_until_the_timeout(seeded: Cli
 
 
 def test_ctrl_c_ends_a_watch_quietly(seeded: Cli) -> None:
+    # as from a terminal: Ctrl-C is not ignored (a suite started in the background by a
+    # non-interactive shell would otherwise pass SIGINT on as ignored)
     process = subprocess.Popen([sys.executable, "-m", "fleetkeeper.cmd.main", "get", "cm", "-n", NS, "-w",
                                 "--kubeconfig", str(seeded.kubeconfig)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     guard = threading.Timer(30, process.kill)  # a hung watch fails the test instead of hanging it
     guard.start()
     try:
