@@ -3,13 +3,7 @@
 from __future__ import annotations
 
 from fleetkeeper.api import fieldlabels
-from fleetkeeper.api.scheme import ResourceInfo
 from fleetkeeper.apiserver.state import Context
-
-
-def supported(info: ResourceInfo) -> frozenset[str]:
-    """The fields a selector may name for this kind."""
-    return fieldlabels.supported(info.group, info.kind)
 
 
 def field_selector(ctx: Context) -> str | None:
@@ -22,4 +16,4 @@ def field_selector(ctx: Context) -> str | None:
     return text
 
 
-__all__ = ["field_selector", "supported"]
+__all__ = ["field_selector"]
