@@ -381,6 +381,39 @@ def test_the_admin_watches_a_failover_live(plane: tuple[Fleet, str], browser: Br
     assert outside == [], "requests outside the plane's origin"
 
 
+def entry(time: str, kind: str, name: str, action: str, message: str) -> dict[str, Any]:
+    subject = {"kind": kind, "name": name} | ({} if kind == "Cluster" else {"namespace": "default"})
+    return {"time": time, "subject": subject, "action": action, "message": message}
+
+
+def test_the_page_draws_what_chart_draws_to_the_microsecond(browser: Browser) -> None:
+    # one millisecond holds the start (member3) and the first result; a later result brings in a
+    # cluster nothing named before; and b's result lands 1.499999 s after the start, which
+    # milliseconds alone would make 1.5 s (and round to 2 where --chart's rounds to 1)
+    entries = [
+        entry("2026-01-01T10:00:00.000900Z", "ResourceBinding", "a", "Scheduled",
+              "scheduled to {member1:1, member2:2}"),
+        entry("2026-01-01T10:00:00.000100Z", "Cluster", "member3", "ConditionChanged", "Ready=True"),
+        entry("2026-01-01T10:00:01.500099Z", "ResourceBinding", "b", "Scheduled",
+              "scheduled to {member2:1}"),
+        entry("2026-01-01T10:00:01.999999Z", "Cluster", "member1", "ConditionChanged", "Ready=False"),
+        entry("2026-01-01T10:00:03.000001Z", "ResourceBinding", "a", "Scheduled",
+              "scheduled to {member2:1, member4:2} (was {member1:1, member2:2})"),
+        entry("2026-01-01T10:00:03+00:00", "Cluster", "member4", "TaintAdded", "x:NoExecute"),
+    ]
+    drawn = chart.from_entries(entries, title="crafted")
+    in_page = browser.js("return FK.buildChart(arguments[0])", entries)
+    expected = {s.cluster: [[t, v] for t, v in s.points] for s in drawn.series}
+    assert expected["member4"] == [[0.0, 0], [pytest.approx(2.999901), 2]]
+    assert set(in_page["series"]) == set(expected)
+    for cluster, points in expected.items():
+        page = in_page["series"][cluster]
+        assert [v for _, v in page] == [v for _, v in points], cluster
+        assert all(abs(a[0] - b[0]) < 1e-5 for a, b in zip(page, points, strict=True)), cluster
+    assert [(m["kind"], m["cluster"]) for m in in_page["marks"]] == [(m.kind, m.cluster) for m in drawn.marks]
+    assert all(abs(m["t"] - n.t) < 1e-5 for m, n in zip(in_page["marks"], drawn.marks, strict=True))
+
+
 def drill(browser: Browser, fleet: Fleet, cluster: str, action: str, *, workload: str) -> Any:
     """Run a workload drill through the page (with its confirmation); the Cluster after it."""
     row = f".drill[data-cluster={cluster}]"

@@ -67,9 +67,19 @@
     return null;
   }
 
+  // An RFC 3339 time as seconds since the epoch, to the microsecond as the entries carry it
+  // (Date.parse keeps milliseconds only: entries a few microseconds apart would tie and a
+  // difference could round the other way than `--chart` rounds it).
+  FK.seconds = function (iso) {
+    const m = /^([^.]*?)(\.\d+)?(Z|[+-]\d\d:\d\d)$/i.exec(iso || "");
+    if (!m) return NaN;
+    return Date.parse(m[1] + m[3]) / 1000 + Number("0" + (m[2] || "").slice(0, 7));
+  };
+
   // entries (TimelineEntry objects) → {series: {cluster: [[t, replicas]…]}, marks: [{t, cluster, kind}], end}
+  // A cluster is at 0 replicas from the start until a result gives it some.
   FK.buildChart = function (entries) {
-    const timed = entries.map((e) => [Date.parse(e.time), e]).filter(([t]) => !isNaN(t));
+    const timed = entries.map((e) => [FK.seconds(e.time), e]).filter(([t]) => !isNaN(t));
     timed.sort((a, b) => a[0] - b[0]);
     const start = timed.length ? timed[0][0] : 0;
     const placed = new Map();
@@ -79,12 +89,12 @@
     }
     const total = (c) => Array.from(placed.values()).reduce((n, p) => n + (p[c] || 0), 0);
     const series = {};
-    const ensure = (c) => { if (!series[c]) series[c] = [[0, total(c)]]; };
-    for (const p of placed.values()) Object.keys(p).forEach(ensure);
+    for (const p of placed.values()) for (const c of Object.keys(p)) series[c] = [[0, total(c)]];
+    const ensure = (c) => { if (!series[c]) series[c] = [[0, 0]]; };
     const marks = [];
     let end = 0;
     for (const [when, e] of timed) {
-      const t = (when - start) / 1000;
+      const t = when - start;
       end = t;
       const mark = markOf(e);
       if (mark) { marks.push({ t, ...mark }); ensure(mark.cluster); }

@@ -65,7 +65,7 @@
 
   function chartOf(entries) {
     const chart = FK.buildChart(entries);
-    return FK.drawChart(chart, chart.start ? (Date.now() - chart.start) / 1000 : 0);
+    return FK.drawChart(chart, chart.start ? Date.now() / 1000 - chart.start : 0);
   }
 
   FK.workloadView = function (state, ui, route) {
