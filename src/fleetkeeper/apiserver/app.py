@@ -23,6 +23,9 @@ served before its response leaves.
 
 ``tokens=None`` turns authentication off (every caller is admin): for tests and
 local development behind loopback only.
+
+:func:`build_member_app` serves a member cluster's store instead (:mod:`~fleetkeeper.apiserver.member`):
+Kubernetes' kinds only, no cluster proxy, and its pods' ``log``, ``exec`` and ``attach``.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
 from fleetkeeper import errors
-from fleetkeeper.api.crd import CRD
+from fleetkeeper.api.crd import CRD, CUSTOM_KINDS, CustomKinds
 from fleetkeeper.api.limits import read_body
 from fleetkeeper.api.scheme import SCHEME, Scheme
 from fleetkeeper.apiserver import handlers, health, patching, reviews, scale
@@ -57,10 +60,13 @@ from fleetkeeper.apiserver.auth import (
 from fleetkeeper.apiserver.crds import CrdServing
 from fleetkeeper.apiserver.discovery import AGGREGATED_CONTENT_TYPE, version_info, wants_aggregated
 from fleetkeeper.apiserver.fieldcheck import duplicate_fields
+from fleetkeeper.apiserver.member import MemberApi, member_config, member_scheme, pod_target
 from fleetkeeper.apiserver.metrics import Children, labels_of
 from fleetkeeper.apiserver.namespaces import Bootstrap
 from fleetkeeper.apiserver.openapi_v2 import PROTOBUF as OPENAPI_V2
 from fleetkeeper.apiserver.openapi_v2 import PROTOBUF_ANSWER as OPENAPI_V2_ANSWER
+from fleetkeeper.apiserver.podexec import serve_exec
+from fleetkeeper.apiserver.podlogs import pod_log
 from fleetkeeper.apiserver.proxy import PREFIX as PROXY_PREFIX
 from fleetkeeper.apiserver.proxy import ClusterProxy
 from fleetkeeper.apiserver.proxy_ws import refuse
@@ -80,10 +86,13 @@ Handler = Callable[[Request, User], Awaitable[Response]]
 class ApiServerApp:
     """The ASGI application (call :meth:`close` to end open watches before shutting down)."""
 
-    def __init__(self, state: ServerState) -> None:
+    def __init__(self, state: ServerState, *, member: MemberApi | None = None,
+                 kinds: CustomKinds = CUSTOM_KINDS) -> None:
         self.state = state
+        #: what a member cluster's API server serves beyond its store (None: the plane's)
+        self.member = member
         self._bootstrap = Bootstrap(state)
-        self._crds = CrdServing(state)
+        self._crds = CrdServing(state, kinds)
         self._requests = Children()
         #: Karmada's cluster proxy (add the transports of members served in-process to it)
         self.proxy = ClusterProxy(state.store, max_body_bytes=state.config.max_body_bytes,
@@ -134,13 +143,21 @@ class ApiServerApp:
                   methods=["POST"]),
             Route("/apis/{}/{}/{}".format(*reviews.RULES_REVIEW), self._guard(self._rules_review),
                   methods=["POST"]),
-            Route(PROXY_PREFIX + "{name}/proxy", self._guard(self._proxy), methods=every),
-            Route(PROXY_PREFIX + "{name}/proxy/{path:path}", self._guard(self._proxy), methods=every),
-            WebSocketRoute(PROXY_PREFIX + "{name}/proxy/{path:path}", self._proxy_socket),
+            *self._proxy_routes(every),
             Route("/apis/{group}/{version}/{rest:path}", self._guard(self._request), methods=every),
             Route("/{path:path}", self._guard(self._not_found), methods=every),
         ]
         return routes
+
+    def _proxy_routes(self, every: list[str]) -> list[BaseRoute]:
+        """Karmada's cluster proxy on the plane; a member's pods' exec and attach on a member."""
+        if self.member is not None:
+            return [WebSocketRoute("/api/v1/namespaces/{namespace}/pods/{name}/{action}", self._pod_socket)]
+        return [
+            Route(PROXY_PREFIX + "{name}/proxy", self._guard(self._proxy), methods=every),
+            Route(PROXY_PREFIX + "{name}/proxy/{path:path}", self._guard(self._proxy), methods=every),
+            WebSocketRoute(PROXY_PREFIX + "{name}/proxy/{path:path}", self._proxy_socket),
+        ]
 
     def _guard(self, endpoint: Handler) -> Endpoint:
         """Authenticate, run, and turn every error into a ``Status``."""
@@ -182,8 +199,10 @@ class ApiServerApp:
 
     def _authenticate(self, request: HTTPConnection) -> User:
         tokens, authz = self.state.tokens, self.state.authz
-        if tokens is None or authz is None:
+        if tokens is None:
             return ADMIN
+        if authz is None:  # RBAC not followed (a member): its tokens only
+            return tokens.authenticate(request.headers.get("authorization"))
         return authz.authenticate(tokens, request.headers)
 
     @property
@@ -194,15 +213,22 @@ class ApiServerApp:
     async def _health(self, request: Request, user: User) -> Response:
         """``/healthz``, ``/livez``, ``/readyz``: their checks, as kube-apiserver lists them."""
         endpoint = request.url.path.strip("/")
-        extra = self.ready_checks if endpoint == "readyz" else ()
+        extra = self._checks(endpoint)
         return await health.root(self.state, endpoint, request.query_params, extra=extra)
 
     async def _health_check(self, request: Request, user: User) -> Response:
         endpoint = request.url.path.split("/")[1]
-        extra = self.ready_checks if endpoint == "readyz" else ()
+        extra = self._checks(endpoint)
         return await health.single(self.state, endpoint, request.path_params["check"], extra=extra)
 
+    def _checks(self, endpoint: str) -> list[health.Check]:
+        """The checks an endpoint runs after its own: the member's, then (``/readyz``) the process's."""
+        own = list(self.member.health) if self.member is not None else []
+        return own + self.ready_checks if endpoint == "readyz" else own
+
     async def _version(self, request: Request, user: User) -> Response:
+        if self.member is not None:
+            return json_response(self.member.version())
         return json_response(version_info(minor=self.state.config.kubernetes_minor))
 
     async def _api(self, request: Request, user: User) -> Response:
@@ -312,7 +338,50 @@ class ApiServerApp:
 
     # ------------------------------------------------------------------ resources
     async def _core_request(self, request: Request, user: User) -> Response:
+        if self.member is not None:
+            params = request.path_params
+            target = pod_target(self.state.scheme, params["version"], params["rest"])
+            if target is not None:
+                return await self._pod_subresource(target, request, user)
         return await self._resource("", request.path_params["version"], request, user)
+
+    async def _pod_subresource(self, target: Target, request: Request, user: User) -> Response:
+        """A member's ``pods/NAME/log`` (:mod:`~fleetkeeper.apiserver.podlogs`); ``exec`` and ``attach``
+        without an upgrade are refused as kube-apiserver refuses them."""
+        assert self.member is not None
+        request.state.target = target
+        ctx = Context(target, user, request.query_params, request.headers.get("accept") or "",
+                      request.headers.get("user-agent") or "")
+        if target.subresource != "log":
+            raise errors.BadRequest("Upgrade request required")
+        if request.method not in ("GET", "HEAD"):
+            raise errors.MethodNotAllowed(f"{request.method} is not supported on pods/log")
+        self._authorize(ctx, "get")
+        return await pod_log(self.state, ctx, self.member.runtime)
+
+    async def _pod_socket(self, websocket: WebSocket) -> None:
+        """A member's ``pods/NAME/exec`` or ``attach`` (:mod:`~fleetkeeper.apiserver.podexec`); a
+        refused upgrade is answered with its ``Status``."""
+        params = websocket.path_params
+        try:
+            assert self.member is not None
+            target = pod_target(self.state.scheme, "v1", "namespaces/{namespace}/pods/{name}/{action}".format(
+                **params))
+            if target is None or target.subresource not in ("exec", "attach"):
+                raise errors.NotFound("the server could not find the requested resource")
+            user = self._authenticate(websocket)
+            authenticated(user)
+            ctx = Context(target, user, websocket.query_params, "", websocket.headers.get("user-agent") or "")
+            self._authorize(ctx, "create")
+            await self._bootstrap.ensure()
+            await serve_exec(websocket, self.state, self.member.runtime, namespace=target.namespace or "",
+                             name=target.name or "", action=target.subresource)
+        except errors.ApiError as exc:
+            await refuse(websocket, status_response(exc))
+        except Exception:
+            log.exception("upgrade failed", path=websocket.url.path)
+            await refuse(websocket, status_response(
+                errors.InternalError("an internal error occurred; see the server log")))
 
     async def _request(self, request: Request, user: User) -> Response:
         params = request.path_params
@@ -450,4 +519,14 @@ def build_app(
     return ApiServerApp(state)
 
 
-__all__ = ["ApiServerApp", "build_app"]
+def build_member_app(store: StoreProtocol, member: MemberApi, *, clock: Clock, token: str | None,
+                     config: ServerConfig | None = None) -> ApiServerApp:
+    """A member cluster's API server over ``store`` (:mod:`~fleetkeeper.apiserver.member`): Kubernetes'
+    kinds only, its token its admin's; ``token=None`` serves every caller as the admin (in-process)."""
+    scheme = member_scheme()
+    tokens = Tokens(admin=token) if token is not None else None
+    state = ServerState(store, clock=clock, scheme=scheme, tokens=tokens, config=member_config(config))
+    return ApiServerApp(state, member=member, kinds=CustomKinds(scheme))
+
+
+__all__ = ["ApiServerApp", "build_app", "build_member_app"]

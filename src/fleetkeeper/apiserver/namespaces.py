@@ -60,7 +60,7 @@ class Bootstrap:
         state = self._state
         info = state.scheme.by_group_kind(NAMESPACE)
         assert info is not None, "the scheme has no Namespace"
-        for name in BOOTSTRAP:
+        for name in state.config.bootstrap_namespaces:
             wire = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
             admitted, _ = admit_object(info, wire, None, operation="CREATE", now=state.clock.now(), user=None)
             with contextlib.suppress(errors.AlreadyExists):  # there already, left alone

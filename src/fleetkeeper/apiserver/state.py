@@ -19,6 +19,7 @@ import orjson
 from starlette.responses import Response
 
 from fleetkeeper import errors
+from fleetkeeper.api import constants
 from fleetkeeper.api.scheme import Scheme
 from fleetkeeper.apiserver.admit import check_validation_mode
 from fleetkeeper.apiserver.auth import Tokens, User
@@ -46,6 +47,10 @@ class ServerConfig:
     kubernetes_minor: int = 37
     #: how often a patch or apply is retried when a concurrent write wins the race
     patch_retries: int = 32
+    #: namespaces made when missing before the first answer (a member cluster's are Kubernetes' own)
+    bootstrap_namespaces: tuple[str, ...] = constants.SYSTEM_NAMESPACES
+    #: authorize by the stored RBAC (off for a member: its one token is its admin)
+    follow_rbac: bool = True
 
 
 class ServerState:
@@ -59,7 +64,7 @@ class ServerState:
         self.tokens = tokens
         #: RBAC and ServiceAccounts, followed from the store (None when authentication is off)
         self.authz = Authorizer(store, scheme=scheme, clock=clock, tokens=tokens) \
-            if tokens is not None else None
+            if tokens is not None and config.follow_rbac else None
         self.config = config
         self.discovery = Discovery(scheme)
         self.openapi = OpenAPI(scheme)
