@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from fleetkeeper import errors
-from fleetkeeper.apiserver import fields
-from fleetkeeper.apiserver.apply import ApplyRequest, apply
+from fleetkeeper.api import managedfields as fields
+from fleetkeeper.api.serverapply import ApplyRequest, apply
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -95,7 +95,7 @@ def test_apply_carries_the_live_resource_version_as_precondition() -> None:
 def test_applying_the_same_object_later_changes_nothing_not_even_the_field_times() -> None:
     from datetime import timedelta
 
-    from fleetkeeper.apiserver.apply import ApplyRequest as Req
+    from fleetkeeper.api.serverapply import ApplyRequest as Req
 
     made = apply(None, cm(a="1"), request("ops"))
     later = Req(manager="ops", force=False, api_version="v1", now=NOW + timedelta(seconds=5), has_status=True)

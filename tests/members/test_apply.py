@@ -1,4 +1,5 @@
-"""Server-side apply over dicts: ownership per manager, removal, conflicts, generation."""
+"""Server-side apply to a simulated member: ownership per manager and per leaf field, removal,
+conflicts, status and server-set metadata left alone, no write for a repeated apply."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from typing import Any
 import pytest
 
 from fleetkeeper import errors
-from fleetkeeper.members.simulated.apply import applied_paths, owned_fields, server_side_apply
+from fleetkeeper.api import managedfields
+from fleetkeeper.clock import VirtualClock
+from fleetkeeper.members.simulated import SimulatedCluster
 
-NOW = "2026-01-01T00:00:00Z"
+from .helpers import on_cluster, ref, workload
 
 
 def cm(labels: dict[str, str] | None = None, data: dict[str, str] | None = None,
@@ -23,30 +26,21 @@ def cm(labels: dict[str, str] | None = None, data: dict[str, str] | None = None,
     return obj
 
 
-def apply(live: dict[str, Any] | None, manifest: dict[str, Any], manager: str = "a",
-          force: bool = True) -> dict[str, Any]:
-    return server_side_apply(live, manifest, manager=manager, force=force, now=NOW).object
+def applied(*steps: tuple[dict[str, Any], str]) -> dict[str, Any]:
+    """The live object after each (manifest, manager) is applied in turn, forced."""
+
+    async def main(cluster: SimulatedCluster, _clock: VirtualClock) -> dict[str, Any]:
+        live: dict[str, Any] = {}
+        for manifest, manager in steps:
+            live = await cluster.apply(manifest, field_manager=manager, force=True)
+        return live
+
+    return on_cluster(main)
 
 
-def test_applied_paths_track_labels_per_key_and_other_fields_whole() -> None:
-    manifest = cm({"x": "1", "y": "2"}, {"k": "v"})
-    manifest["metadata"]["annotations"] = {"note": "n"}
-    manifest["metadata"]["finalizers"] = ["f"]
-    manifest["status"] = {"ignored": True}
-    assert applied_paths(manifest) == {
-        ("metadata", "labels", "x"), ("metadata", "labels", "y"), ("metadata", "annotations", "note"),
-        ("metadata", "finalizers"), ("data",),
-    }
-
-
-def test_create_records_the_manager_in_managed_fields() -> None:
-    result = server_side_apply(None, cm({"x": "1"}, {"k": "v"}), manager="a", force=True, now=NOW)
-    assert result.changed and result.body_changed
-    assert result.object["metadata"]["managedFields"] == [{
-        "manager": "a", "operation": "Apply", "apiVersion": "v1", "time": NOW, "fieldsType": "FieldsV1",
-        "fieldsV1": {"f:data": {}, "f:metadata": {"f:labels": {"f:x": {}}}},
-    }]
-    assert owned_fields(result.object) == {"a": {("data",), ("metadata", "labels", "x")}}
+def owners(obj: dict[str, Any]) -> dict[str, set[managedfields.Path]]:
+    entries = obj["metadata"]["managedFields"]
+    return {e["manager"]: managedfields.from_fields_v1(e["fieldsV1"]) for e in entries}
 
 
 @pytest.mark.parametrize("second, labels_after", [
@@ -59,49 +53,93 @@ def test_create_records_the_manager_in_managed_fields() -> None:
     "changing an owned label changes only it",
 ])
 def test_managers_own_their_labels(second: dict[str, Any], labels_after: dict[str, str]) -> None:
-    live = apply(None, cm({"x": "1"}, {"k": "v"}), manager="a")
-    live = apply(live, cm({"y": "2"}), manager="b")
-    assert apply(live, second, manager="a")["metadata"].get("labels") == labels_after
+    live = applied((cm({"x": "1"}, {"k": "v"}), "a"), (cm({"y": "2"}), "b"), (second, "a"))
+    assert live["metadata"].get("labels") == labels_after
 
 
 def test_a_field_two_managers_own_survives_one_of_them_dropping_it() -> None:
-    live = apply(None, cm({"x": "1"}), manager="a")
-    live = apply(live, cm({"x": "1"}), manager="b")  # shared ownership of an equal value
-    live = apply(live, cm({}), manager="a")
+    live = applied((cm({"x": "1"}), "a"), (cm({"x": "1"}), "b"), (cm({}), "a"))
     assert live["metadata"]["labels"] == {"x": "1"}
 
 
-def test_dropping_a_whole_field_removes_it() -> None:
-    live = apply(None, cm(None, {"k": "v"}, binaryData={"b": "AA=="}))
-    after = apply(live, cm(None, {"k": "v"}))
-    assert "binaryData" not in after and after["data"] == {"k": "v"}
+def test_dropping_a_field_removes_it() -> None:
+    first = cm(None, {"k": "v", "old": "o"}, binaryData={"b": "AA=="})
+    live = applied((first, "a"), (cm(None, {"k": "v"}), "a"))
+    assert not live.get("binaryData") and live["data"] == {"k": "v"}
 
 
-def test_status_is_never_applied_and_the_live_status_is_kept() -> None:
-    live = {**apply(None, cm(None, {"k": "v"})), "status": {"phase": "Live"}}
-    after = apply(live, cm(None, {"k": "v2"}, status={"phase": "Applied"}))
-    assert after["status"] == {"phase": "Live"}
+def test_two_managers_own_different_fields_of_one_spec() -> None:
+    """A replicas manager (an autoscaler, ``kubectl scale --server-side``) beside the manifest's owner."""
+    manifest = workload("Deployment", "web", replicas=None)
+    meta = {"name": "web", "namespace": "default"}
+    scale = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta, "spec": {"replicas": 4}}
+
+    async def main(cluster: SimulatedCluster, _clock: VirtualClock) -> dict[str, Any]:
+        await cluster.apply(manifest, field_manager="deployer", force=False)
+        await cluster.apply(scale, field_manager="scaler", force=False)
+        changed = workload("Deployment", "web", replicas=None, image="app:v2")
+        return await cluster.apply(changed, field_manager="deployer", force=False)
+
+    live = on_cluster(main)
+    assert live["spec"]["replicas"] == 4
+    assert live["spec"]["template"]["spec"]["containers"][0]["image"] == "app:v2"
+    scaler = next(e for e in live["metadata"]["managedFields"] if e["manager"] == "scaler")
+    assert scaler["fieldsV1"] == {"f:spec": {"f:replicas": {}}}
+    assert ("spec", "replicas") not in owners(live)["deployer"]
+
+
+def test_status_is_never_applied() -> None:
+    manifest = {**workload("Deployment", "web", replicas=2), "status": {"replicas": 99}}
+
+    async def main(cluster: SimulatedCluster, _clock: VirtualClock) -> dict[str, Any]:
+        await cluster.apply(manifest, field_manager="a", force=True)
+        return await cluster.apply(manifest, field_manager="a", force=True)
+
+    live = on_cluster(main)
+    assert live["status"].get("replicas") != 99
+    assert all(path[0] != "status" for path in owners(live)["a"])
+
+
+def test_server_set_metadata_is_neither_applied_nor_owned() -> None:
+    manifest = cm(None, {"k": "v"})
+    manifest["metadata"].update(creationTimestamp="2001-01-01T00:00:00Z", generation=7, managedFields=[])
+    live = applied((manifest, "a"))
+    assert live["metadata"]["generation"] == 1
+    assert live["metadata"]["creationTimestamp"] != "2001-01-01T00:00:00Z"
+    assert owners(live) == {"a": {("data", "k")}}
 
 
 def test_conflicts_name_the_field_and_the_owner_unless_forced() -> None:
-    live = apply(None, cm({"team": "a"}), manager="first")
-    with pytest.raises(errors.Conflict) as caught:
-        apply(live, cm({"team": "b"}), manager="second", force=False)
-    causes = [(c.field, c.message) for c in caught.value.causes]
-    assert causes == [("metadata.labels.team", "conflict with 'first'")]
-    forced = apply(live, cm({"team": "b"}), manager="second", force=True)
-    assert owned_fields(forced) == {"second": {("metadata", "labels", "team")}}
+    async def main(cluster: SimulatedCluster, _clock: VirtualClock) -> tuple[errors.Conflict, dict[str, Any]]:
+        await cluster.apply(cm({"team": "a"}), field_manager="first", force=False)
+        with pytest.raises(errors.Conflict) as caught:
+            await cluster.apply(cm({"team": "b"}), field_manager="second", force=False)
+        return caught.value, await cluster.apply(cm({"team": "b"}), field_manager="second", force=True)
+
+    refused, forced = on_cluster(main)
+    causes = [(c.field, c.message) for c in refused.causes]
+    assert causes == [(".metadata.labels.team", 'conflict with "first"')]
+    assert owners(forced) == {"second": {("metadata", "labels", "team")}}
 
 
-@pytest.mark.parametrize("second, changed, body_changed", [
-    (cm({"x": "1"}, {"k": "v"}), False, False),
-    (cm({"x": "2"}, {"k": "v"}), True, False),
-    (cm({"x": "1"}, {"k": "w"}), True, True),
-], ids=["the same manifest changes nothing", "a label change is a metadata change",
-        "a data change is a body change"])
-def test_change_detection(second: dict[str, Any], changed: bool, body_changed: bool) -> None:
-    live = apply(None, cm({"x": "1"}, {"k": "v"}))
-    result = server_side_apply(live, second, manager="a", force=True, now="2026-01-01T00:01:00Z")
-    assert (result.changed, result.body_changed) == (changed, body_changed)
-    if not changed:
-        assert result.object is live
+@pytest.mark.parametrize("second, same_version, generation", [
+    (workload("Deployment", "web", replicas=2), True, 1),
+    ({**workload("Deployment", "web", replicas=2), "metadata": {
+        "name": "web", "namespace": "default", "labels": {"x": "1"}}}, False, 1),
+    (workload("Deployment", "web", replicas=3), False, 2),
+], ids=["the same manifest is no write", "a label change is a write of metadata",
+        "a spec change is a new generation"])
+def test_change_detection(second: dict[str, Any], same_version: bool, generation: int) -> None:
+    first = workload("Deployment", "web", replicas=2)
+
+    async def main(cluster: SimulatedCluster, clock: VirtualClock) -> tuple[dict[str, Any], dict[str, Any]]:
+        await cluster.apply(first, field_manager="a", force=True)
+        await clock.sleep(60)  # the controller has written its status
+        before = await cluster.get(ref(first))
+        assert before is not None
+        await clock.sleep(60)
+        return before, await cluster.apply(second, field_manager="a", force=True)
+
+    before, after = on_cluster(main)
+    assert (after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]) is same_version
+    assert after["metadata"]["generation"] == generation

@@ -12,7 +12,7 @@ Build the ASGI app from a store, then serve it::
 Modules, by concept: :mod:`.app` (routing, authn/authz wiring, errors as Status),
 :mod:`.request` (paths, queries, bodies), :mod:`.handlers` (verbs), :mod:`.patching`
 (patch and apply requests) over :mod:`fleetkeeper.api.patch`, :mod:`.strategic` and
-:mod:`.apply` (algorithms) with :mod:`.fields` (managedFields), :mod:`.scale`,
+:mod:`fleetkeeper.api.serverapply` with :mod:`fleetkeeper.api.managedfields`, :mod:`.scale`,
 :mod:`.watch`, :mod:`.tables`, :mod:`.discovery`, :mod:`.openapi` and :mod:`.openapi_v2` with
 :mod:`.kubeschema` (Kubernetes' kinds' schemas), :mod:`.crds` (the kinds of
 CustomResourceDefinitions), :mod:`.admit` (admission on every write) with :mod:`.fieldcheck`

@@ -7,7 +7,7 @@ Patch and apply live in :mod:`fleetkeeper.apiserver.patching`, watch in
 :mod:`fleetkeeper.apiserver.watch`.
 
 Writes run admission (:mod:`fleetkeeper.apiserver.admit`) and record field ownership
-(:mod:`fleetkeeper.apiserver.fields`) before the store sees them. The store owns the
+(:mod:`fleetkeeper.api.managedfields`) before the store sees them. The store owns the
 storage semantics (revisions, generation, ``/status`` isolation, finalizers), so a
 ``/status`` write simply goes to ``store.update(..., subresource="status")``.
 
@@ -28,8 +28,9 @@ from typing import Any
 from starlette.responses import Response
 
 from fleetkeeper import errors
+from fleetkeeper.api import managedfields as fields
 from fleetkeeper.api.printing.table import include_object, wants_table
-from fleetkeeper.apiserver import cascade, escalation, fieldlabels, fields, namespaces, tables
+from fleetkeeper.apiserver import cascade, escalation, fieldlabels, namespaces, tables
 from fleetkeeper.apiserver.admit import admit_object, shape
 from fleetkeeper.apiserver.request import INT64_MAX, parse_int
 from fleetkeeper.apiserver.state import Context, ServerState, json_response

@@ -10,7 +10,7 @@ Strategic merge patch is what kubectl sends for kinds compiled into it: for the 
 fleetkeeper keeps unstructured (Deployment …) it is applied with merge keys
 (:mod:`fleetkeeper.apiserver.strategic`); for fleetkeeper's typed kinds (whose lists
 are atomic, like custom resources) it is read as a merge patch. Server-side apply
-(:mod:`fleetkeeper.apiserver.apply`) creates the object when it is absent (``201``).
+(:mod:`fleetkeeper.api.serverapply`) creates the object when it is absent (``201``).
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ from typing import Any
 from starlette.responses import Response
 
 from fleetkeeper import errors
+from fleetkeeper.api import serverapply as ssa
+from fleetkeeper.api.jsoncopy import json_copy
 from fleetkeeper.api.kubepatch import apply_kube_json_patch
 from fleetkeeper.api.meta import Unstructured
 from fleetkeeper.api.patch import apply_merge_patch
-from fleetkeeper.apiserver import apply as ssa
 from fleetkeeper.apiserver import escalation, namespaces
 from fleetkeeper.apiserver.admit import admit_object, check_strict, shape
 from fleetkeeper.apiserver.fieldcheck import duplicate_fields
@@ -122,7 +123,8 @@ async def apply_object(state: ServerState, ctx: Context, body: bytes) -> Respons
             manager=manager, force=ctx.flag("force"), api_version=target.info.api_version,
             now=state.clock.now(), subresource=target.subresource, has_status=target.info.has_status,
         )
-        result = ssa.apply(live, intent, request)
+        # a copy of its own: the result shares sub-trees with live and with intent, which a retry reuses
+        result = json_copy(ssa.apply(live, intent, request))
         try:
             if live is None:
                 return await _create_applied(state, ctx, result)

@@ -13,8 +13,8 @@ work loop, pods, garbage collection) → ``deployments``/``statefulsets``/``daem
 ``jobs`` (controllers) and ``lifecycle``/``scheduler``/``nodes`` (placement and pod
 states on the clock); ``network`` (node addresses, pod ranges, pod IPs) and
 ``events``/``podevents`` (the Events the scheduler, kubelets and controllers write);
-``objects``/``apply``/``podapply`` (storage and server-side apply), ``watch``,
-``discovery``, ``faults``, ``quantity`` support them.
+``objects``/``podapply`` (storage, and server-side apply by
+:mod:`fleetkeeper.api.serverapply`), ``watch``, ``discovery``, ``faults``, ``quantity`` support them.
 """
 
 from fleetkeeper.members.simulated.cluster import SimulatedCluster

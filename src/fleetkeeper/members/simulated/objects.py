@@ -4,7 +4,8 @@ Objects are wire dicts keyed by (group, kind, namespace, name): versions of a ki
 storage, as in Kubernetes. The store owns what an API server owns: one cluster-wide
 revision stamped as ``resourceVersion`` on every write, ``uid`` and
 ``creationTimestamp`` on create, ``generation`` (1 on create, +1 whenever something
-outside metadata and status changes), and server-side apply (``apply.py``).
+outside metadata and status changes), and server-side apply (the API server's own,
+:mod:`fleetkeeper.api.serverapply`).
 
 Stored dicts are **never mutated in place**: every write stores a new dict (sharing
 unchanged sub-trees). Readers therefore get consistent snapshots for free, and watch
@@ -25,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
 from fleetkeeper import errors
+from fleetkeeper.api import serverapply
 from fleetkeeper.api.jsoncopy import json_copy
-from fleetkeeper.members.simulated.apply import server_side_apply
 
 Obj = dict[str, Any]
 _T = TypeVar("_T")
@@ -122,18 +123,20 @@ class ObjectStore:
 
     # -- writes --------------------------------------------------------------------------
     def apply(self, manifest: Obj, *, manager: str, force: bool) -> Obj:
-        """Server-side apply (``manifest`` already has its namespace settled)."""
+        """Server-side apply (``manifest`` already has its namespace settled; the stored object
+        may share the manifest's sub-trees, so the caller hands over a copy of its own)."""
         key = ObjectKey.of(manifest)
         live = self.get(key)
         check_preconditions(live, manifest)
-        result = server_side_apply(live, manifest, manager=manager, force=force, now=self.revisions.now())
-        if not result.changed:
+        result = serverapply.apply(live, manifest, apply_request(manifest, manager=manager, force=force,
+                                                                 now=self.revisions.now()))
+        if serverapply.unchanged(live, result):
             assert live is not None
             return live
         if self.admit is not None:
-            self.admit(result.object)
-        stored = result.object if self.defaults is None else self.defaults(live, result.object)
-        return self.write(key, live, stored, body_changed=result.body_changed)
+            self.admit(result)
+        stored = result if self.defaults is None else self.defaults(live, result)
+        return self.write(key, live, stored, body_changed=body_changed(live, result))
 
     def create(self, obj: Obj) -> Obj:
         """Store a new object made by a controller (``AlreadyExists`` when taken)."""
@@ -210,6 +213,21 @@ def owner_uids(obj: Obj | None) -> list[str]:
     return [str(ref["uid"]) for ref in obj["metadata"].get("ownerReferences") or [] if ref.get("uid")]
 
 
+def apply_request(manifest: Obj, *, manager: str, force: bool, now: str) -> serverapply.ApplyRequest:
+    """How a member applies: as its manifest's version, status never (controllers own it)."""
+    return serverapply.ApplyRequest(manager=manager, force=force, api_version=manifest["apiVersion"], now=now)
+
+
+def body_changed(live: Obj | None, new: Obj) -> bool:
+    """Whether something outside metadata and status differs (a new generation)."""
+    if live is None:
+        return True
+    return any(new.get(key) != live.get(key) for key in set(new) | set(live) if key not in _NOT_BODY)
+
+
+_NOT_BODY = frozenset({"apiVersion", "kind", "metadata", "status"})
+
+
 def check_preconditions(live: Obj | None, manifest: Obj) -> None:
     """An applied ``resourceVersion`` / ``uid`` must match the live object, as in Kubernetes."""
     meta = manifest["metadata"]
@@ -224,6 +242,6 @@ def check_preconditions(live: Obj | None, manifest: Obj) -> None:
 
 
 __all__ = [
-    "Change", "GroupKind", "Listener", "Obj", "ObjectKey", "ObjectStore", "Revisions", "check_preconditions",
-    "clone", "group_of", "owner_uids",
+    "Change", "GroupKind", "Listener", "Obj", "ObjectKey", "ObjectStore", "Revisions", "apply_request",
+    "body_changed", "check_preconditions", "clone", "group_of", "owner_uids",
 ]

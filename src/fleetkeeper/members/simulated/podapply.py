@@ -1,7 +1,7 @@
 """Server-side apply of a bare Pod.
 
 Pods live as records (``pods.py``), not as stored dicts, so applying one goes through
-the same :func:`~fleetkeeper.members.simulated.apply.server_side_apply` over the pod's
+the same :func:`~fleetkeeper.api.serverapply.apply` over the pod's
 *applied* form (its spec exactly as applied, no status, no defaults), and the result is
 written back into the record. A new pod is placed like any other. A changed spec
 starts the pod over — placed again, Ready after ``pod_startup`` (Kubernetes would refuse
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fleetkeeper.members.simulated.apply import server_side_apply
-from fleetkeeper.members.simulated.objects import Obj, check_preconditions
+from fleetkeeper.api import serverapply
+from fleetkeeper.members.simulated.objects import Obj, apply_request, body_changed, check_preconditions
 from fleetkeeper.members.simulated.pods import Pod, pod_requests, render
 
 if TYPE_CHECKING:
@@ -41,15 +41,16 @@ def apply_pod(engine: Engine, manifest: Obj, *, manager: str, force: bool) -> Ob
     pod = engine.pods.get(meta["namespace"], meta["name"])
     live = None if pod is None else applied_form(pod)
     check_preconditions(live, manifest)
-    result = server_side_apply(live, manifest, manager=manager, force=force, now=engine.now())
-    if pod is not None and not result.changed:
+    result = serverapply.apply(live, manifest, apply_request(manifest, manager=manager, force=force,
+                                                             now=engine.now()))
+    if pod is not None and serverapply.unchanged(live, result):
         return render(pod)
-    engine.check(result.object)
-    new_meta = result.object["metadata"]
+    engine.check(result)
+    new_meta = result["metadata"]
     labels: dict[str, str] = dict(new_meta.get("labels") or {})
     annotations: dict[str, str] = dict(new_meta.get("annotations") or {})
     owner_refs: list[dict[str, Any]] = list(new_meta.get("ownerReferences") or [])
-    spec: dict[str, Any] = result.object.get("spec") or {}
+    spec: dict[str, Any] = result.get("spec") or {}
     if pod is None:
         pod = engine.new_pod(meta["namespace"], meta["name"], spec, labels=labels, annotations=annotations,
                              owner_refs=owner_refs)
@@ -59,7 +60,7 @@ def apply_pod(engine: Engine, manifest: Obj, *, manager: str, force: bool) -> Ob
     old_labels = pod.labels
     pod.labels, pod.annotations, pod.owner_refs = labels, annotations, owner_refs
     pod.managed_fields = new_meta.get("managedFields") or []
-    if result.body_changed:
+    if body_changed(live, result):
         engine.scheduler.release(pod)
         pod.spec, pod.requests = spec, pod_requests(spec)
         engine.lifecycle.reschedule(pod)

@@ -3,8 +3,9 @@
 Every write names a *field manager* (``?fieldManager=``, or the client's user agent).
 The server records, per manager and operation (``Update`` or ``Apply``), the set of
 fields that manager last set, in the ``FieldsV1`` form (``{"f:spec": {"f:replicas": {}}}``).
-Server-side apply (:mod:`fleetkeeper.apiserver.apply`) uses the sets to detect
-conflicts with other managers and to remove fields a manager stopped applying.
+Server-side apply (:mod:`fleetkeeper.api.serverapply`) uses the sets to detect
+conflicts with other managers and to remove fields a manager stopped applying; the plane's
+API server also records here what its other writes changed.
 
 Simplifications, chosen on purpose and documented: a field set is a set of *leaf
 paths*; every list is atomic (a leaf), which is exactly Kubernetes' rule for custom
@@ -71,21 +72,27 @@ def get_path(obj: Any, path: Path) -> Any:
     return node
 
 
-def remove_path(obj: dict[str, Any], path: Path) -> None:
-    """Remove the value at ``path`` (in place) and prune maps it leaves empty below the top."""
+def without_path(obj: dict[str, Any], path: Path) -> dict[str, Any]:
+    """``obj`` without the value at ``path``, maps it leaves empty below the top pruned: a new
+    object sharing what it does not change (``obj`` is left as it is)."""
     chain: list[dict[str, Any]] = [obj]
-    node: Any = obj
     for part in path[:-1]:
-        if not isinstance(node, dict) or not isinstance(node.get(part), dict):
-            return
-        node = node[part]
-        chain.append(node)
-    chain[-1].pop(path[-1], None)
-    # chain[d] is the map at path[:d]; prune emptied maps, never a top-level field itself
-    for depth in range(len(chain) - 1, 1, -1):
-        if chain[depth]:
-            break
-        chain[depth - 1].pop(path[depth - 1], None)
+        child = chain[-1].get(part)
+        if not isinstance(child, dict):
+            return obj
+        chain.append(child)
+    if path[-1] not in chain[-1]:
+        return obj
+    # chain[d] is the map at path[:d]; an emptied one goes, never a top-level field itself
+    node: dict[str, Any] = {k: v for k, v in chain[-1].items() if k != path[-1]}
+    for depth in range(len(chain) - 2, -1, -1):
+        parent = dict(chain[depth])
+        if node or depth == 0:
+            parent[path[depth]] = node
+        else:
+            del parent[path[depth]]
+        node = parent
+    return node
 
 
 def prefixes(paths: Iterable[Path]) -> set[Path]:
@@ -132,14 +139,14 @@ def from_fields_v1(fields: Any, prefix: Path = ()) -> set[Path]:
     return out
 
 
-def entry(manager: str, operation: str, api_version: str, paths: set[Path], now: datetime,
+def entry(manager: str, operation: str, api_version: str, paths: set[Path], now: datetime | str,
           subresource: str | None = None) -> dict[str, Any]:
-    """One ``managedFields`` item."""
+    """One ``managedFields`` item (``now`` a time, or a timestamp already formatted)."""
     item: dict[str, Any] = {
         "manager": manager,
         "operation": operation,
         "apiVersion": api_version,
-        "time": format_time(now.replace(microsecond=0)),
+        "time": now if isinstance(now, str) else format_time(now.replace(microsecond=0)),
         "fieldsType": "FieldsV1",
         "fieldsV1": to_fields_v1(paths),
     }
@@ -215,5 +222,5 @@ def record_update(
 __all__ = [
     "IGNORED_METADATA", "IGNORED_TOP", "Path", "entries_of", "entry", "from_fields_v1", "get_path",
     "keep_times",
-    "leaf_paths", "overlapping", "prefixes", "record_update", "remove_path", "to_fields_v1",
+    "leaf_paths", "overlapping", "prefixes", "record_update", "to_fields_v1", "without_path",
 ]
