@@ -92,14 +92,12 @@ class SimulatedCluster:
         manifest = self._normalize(clone(manifest))
         key = ObjectKey.of(manifest)
         if key.namespace:
-            self._namespace_for(key.namespace)
+            self.namespace_for(key.namespace)
         if key.group_kind == POD:
             live = apply_pod(self.engine, manifest, manager=field_manager, force=force)
         else:
             live = self.engine.store.apply(manifest, manager=field_manager, force=force)
-            if key.group_kind == CRD:
-                self.discovery.serve_crd(live)
-        self.discovery.observe(manifest["apiVersion"], key.kind, bool(key.namespace))
+        self.observe(manifest["apiVersion"], key, live)
         self.engine.drain()
         return clone(live)
 
@@ -270,7 +268,13 @@ class SimulatedCluster:
             meta.pop("namespace", None)
         return manifest
 
-    def _namespace_for(self, namespace: str) -> None:
+    def observe(self, api_version: str, key: ObjectKey, live: Obj) -> None:
+        """Serve the kind of an object just stored (and what a stored CRD defines)."""
+        if key.group_kind == CRD:
+            self.discovery.serve_crd(live)
+        self.discovery.observe(api_version, key.kind, bool(key.namespace))
+
+    def namespace_for(self, namespace: str) -> None:
         """Make sure an object may go into ``namespace``: create it, or refuse as Kubernetes does."""
         if self.create_namespaces:
             self._ensure_namespace(namespace)
@@ -290,6 +294,14 @@ class SimulatedCluster:
         group = group_of(ref.api_version)
         namespaced = self.discovery.namespaced(group, ref.kind, ref.namespace)
         return ObjectKey(group, ref.kind, ref.namespace if namespaced else "", ref.name)
+
+    def read(self, key: ObjectKey) -> Obj | None:
+        """The stored (never mutated) state of one object, pods and events rendered; no fault gate."""
+        return self._read(key)
+
+    def items(self, gk: GroupKind, namespace: str | None = None) -> builtins.list[Obj]:
+        """The stored states of a kind in (namespace, name) order (as :meth:`read`)."""
+        return self._items(gk, namespace)
 
     def _read(self, key: ObjectKey) -> Obj | None:
         if key.group_kind == POD:

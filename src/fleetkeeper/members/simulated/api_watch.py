@@ -1,0 +1,173 @@
+"""Watches of a simulated cluster served as a Store, with the store's own watch machinery.
+
+:class:`~fleetkeeper.members.simulated.api_store.ClusterStore` hands watches out through
+:mod:`fleetkeeper.store.watch` (per-kind subscribers, selector transitions, bounded buffers
+that end a slow watcher with ``Gone``). What feeds that hub is one :class:`Tap` per kind: a
+stream of the cluster's own watch hub, registered the first time the store is asked about
+the kind (so a cluster nobody serves pays nothing), which turns each change of the engine
+into a store change and keeps the last :data:`HISTORY` of them. A watch from an older
+revision replays them; one from before the tap's history is ``Gone``, and the client lists
+again, as kube-apiserver answers a revision its watch cache no longer holds.
+
+Nothing is serialized when the engine writes: a change holds the engine's dicts (which it
+never mutates in place) and a watcher copies an object when it takes the event. Pods and
+events are rendered per change with only their old labels, so a tap of those kinds keeps
+their last rendering: the previous state a field selector is checked against.
+
+Faults: when the cluster's API goes down or into the black hole its hub breaks every
+stream, taps included; every open watch then fails the way a call fails at that moment
+(``faults.py``), and the taps start over, with a new history, on the next call.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine
+from itertools import islice
+from typing import Any, NoReturn, Self
+
+from fleetkeeper import errors
+from fleetkeeper.api.jsoncopy import json_copy
+from fleetkeeper.members.simulated import objects as sim
+from fleetkeeper.members.simulated.watch import WatchStream
+from fleetkeeper.store.backend import Change, Key, Record
+from fleetkeeper.store.interface import Event, EventType
+from fleetkeeper.store.watch import StoreWatch
+
+#: changes kept per kind for watches that resume from an older revision
+HISTORY = 10_000
+
+Failure = Callable[[], Coroutine[Any, Any, NoReturn]]
+Publish = Callable[[Change], None]
+Ended = Callable[["Failure | None"], None]
+
+
+class Held(Record):
+    """A record of an engine dict: copied when a watcher takes it, never serialized."""
+
+    __slots__ = ()
+
+    def __init__(self, obj: sim.Obj, revision: int) -> None:
+        super().__init__(b"", revision, obj)
+
+    def copy(self) -> dict[str, Any]:
+        return json_copy(self.obj)
+
+    def drop_cache(self) -> None:
+        """The engine's dict is the only form: kept."""
+
+
+class Broken(errors.ApiError):
+    """A watch lost to a fault; :class:`ClusterWatch` turns it into the fault's own failure."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__("the member cluster's API failed")
+        self.failure = failure
+
+
+async def _registered(stream: WatchStream) -> None:
+    """A tap is registered with the hub when created: nothing to open."""
+
+
+def _revision(obj: sim.Obj) -> int:
+    version = obj["metadata"].get("resourceVersion")
+    return int(version) if version else 0
+
+
+class Tap(WatchStream):
+    """The changes of one kind, from the cluster's hub into the store's (see the module notes)."""
+
+    def __init__(self, gk: sim.GroupKind, *, start: int, capacity: int, publish: Publish, ended: Ended,
+                 rendered: list[sim.Obj] | None) -> None:
+        super().__init__(gk, lambda labels: True, _registered)
+        #: every change after this revision is in the history (until evicted)
+        self.start = start
+        self.broken = False
+        self._history: deque[Change] = deque(maxlen=capacity)
+        self._revisions: deque[int] = deque(maxlen=capacity)
+        self._publish = publish
+        self._ended = ended
+        self._last = None if rendered is None else {sim.ObjectKey.of(obj): obj for obj in rendered}
+
+    # -- fed by the cluster's hub --------------------------------------------------------
+    def offer(self, change: sim.Change) -> None:
+        key, new, old = change.key, change.new, change.old
+        last = self._last
+        if last is not None:  # a rendered kind: its change carries only the old labels
+            old = last.pop(key, old) if change.deleted else last.get(key, old)
+            if not change.deleted:
+                last[key] = new
+        kind: EventType = "DELETED" if change.deleted else "ADDED" if change.old is None else "MODIFIED"
+        revision = _revision(new)
+        prev = None if old is None else Held(old, _revision(old))
+        item = Change(kind, Key(*key), Held(new, revision), prev)
+        history = self._history
+        if len(history) == history.maxlen:
+            self.start = history[0].revision
+        history.append(item)
+        self._revisions.append(revision)
+        self._publish(item)
+
+    def break_with(self, failure: Failure) -> None:
+        """The cluster's API failed: the hub dropped its streams."""
+        self._end(failure)
+
+    def close(self) -> None:
+        """The cluster ended its watches (``SimulatedCluster.close``)."""
+        self._end(None)
+
+    def _end(self, failure: Failure | None) -> None:
+        super().close()
+        if not self.broken:
+            self.broken = True
+            self._history.clear()
+            self._revisions.clear()
+            self._ended(failure)
+
+    def detach(self) -> None:
+        """Stop without ending anyone's watch (the store closes)."""
+        self.broken = True
+        super().close()
+
+    # -- read by watches -----------------------------------------------------------------
+    def after(self, revision: int) -> list[Change]:
+        """The kept changes after ``revision`` (``Gone`` when some are no longer kept)."""
+        if revision < self.start or self.broken:
+            raise gone(revision, self.start)
+        first = bisect.bisect_right(self._revisions, revision)
+        return list(islice(self._history, first, None))
+
+
+def gone(revision: int, start: int) -> errors.Gone:
+    return errors.Gone(f"too old resource version: {revision} ({start + 1})")
+
+
+class ClusterWatch:
+    """An open watch (the store's ``Watch``): the cluster's fault gate, then the store's stream."""
+
+    def __init__(self, inner: StoreWatch, gate: Callable[[], Awaitable[None]]) -> None:
+        self._inner = inner
+        self._gate: Callable[[], Awaitable[None]] | None = gate
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Event:
+        if self._gate is not None:
+            gate, self._gate = self._gate, None
+            try:
+                await gate()
+            except BaseException:
+                await self._inner.close()
+                raise
+        try:
+            return await anext(self._inner)
+        except Broken as exc:
+            await exc.failure()
+
+    async def close(self) -> None:
+        await self._inner.close()
+
+
+__all__ = ["HISTORY", "Broken", "ClusterWatch", "Held", "Tap", "gone"]
