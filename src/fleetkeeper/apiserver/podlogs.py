@@ -48,6 +48,7 @@ async def pod_log(state: ServerState, ctx: Context, runtime: ContainerRuntime) -
     """The answer to ``GET …/pods/NAME/log``: the lines so far, or (``follow``) a stream of them."""
     target = ctx.target
     pod = await state.store.get(POD, target.namespace or "", target.name or "")
+    revision = state.store.revision  # read with the pod (no await between): following misses no change
     container = container_named(pod, ctx.param("container"))
     lines = list(runtime.log(pod, container))
     if not lines:
@@ -59,7 +60,6 @@ async def pod_log(state: ServerState, ctx: Context, runtime: ContainerRuntime) -
     shown = lines if tail is None else lines[-tail:] if tail else []
     if not ctx.flag("follow"):
         return Response(_render(shown, timestamps=timestamps), media_type="text/plain")
-    revision = int(str((pod.get("metadata") or {}).get("resourceVersion") or "0") or 0)
     watch = state.store.watch(POD, target.namespace or "", since=revision,
                               field_selector=f"metadata.name={target.name}")
 
