@@ -201,6 +201,31 @@ def test_the_status_the_controllers_write_cannot_be_written_through_the_store() 
     on_store(main)
 
 
+def test_writes_get_what_an_apply_gets_a_namespace_a_service_ip_and_a_check() -> None:
+    async def main(store: ClusterStore, clock: VirtualClock) -> None:
+        service = {"apiVersion": "v1", "kind": "Service", "spec": {"ports": [{"port": 80}]},
+                   "metadata": {"generateName": "web-", "namespace": "team"}}
+        made = await store.create(service)
+        assert made["metadata"]["name"].startswith("web-") and made["spec"]["clusterIP"]
+        assert (await store.get(GroupKind("", "Namespace"), "", "team"))["status"]["phase"] == "Active"
+        with pytest.raises(errors.Invalid):
+            await store.create({**workload("Deployment", "bad"), "spec": {"replicas": 1}})
+        dry = await store.create(configmap("dry"), dry_run=True)
+        assert "resourceVersion" not in dry["metadata"] and dry["metadata"]["uid"]
+        with pytest.raises(errors.NotFound):
+            await store.get(CONFIGMAP, "default", "dry")
+
+    on_store(main)
+
+
+def test_a_cluster_standing_for_a_real_one_refuses_a_missing_namespace() -> None:
+    async def main(store: ClusterStore, clock: VirtualClock) -> None:
+        with pytest.raises(errors.NotFound, match='namespaces "team" not found'):
+            await store.create({**configmap("a"), "metadata": {"name": "a", "namespace": "team"}})
+
+    on_store(main, create_namespaces=False)
+
+
 def configmap(name: str, value: str = "v") -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"},
             "data": {"k": value}}
