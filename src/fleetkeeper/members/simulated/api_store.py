@@ -121,7 +121,7 @@ class ClusterStore:
                                         f"is not one this store has reached ({self.revision})")
         found = {_position(obj): obj for obj in self._cluster.items(tap.gk, namespace)}
         if revision < self.revision:
-            _rewind(found, tap, revision, namespace)
+            tap.rewind(found, revision, namespace)
         items: list[dict[str, Any]] = []
         token = None
         for position in sorted(found):
@@ -374,28 +374,6 @@ def _key_of(obj: dict[str, Any]) -> sim.ObjectKey:
 def _position(obj: dict[str, Any]) -> tuple[str, str]:
     meta = obj["metadata"]
     return (meta.get("namespace") or "", meta["name"])
-
-
-def _rewind(found: dict[tuple[str, str], dict[str, Any]], tap: Tap, revision: int,
-            namespace: str | None) -> None:
-    """Turn ``found`` (the objects now) into the objects at ``revision``: a continued list shows
-    what its first page was cut from, or is ``Gone`` once that has left the history."""
-    try:
-        changes = tap.after(revision)
-    except errors.Gone:
-        raise errors.Gone(
-            f"the continue token of revision {revision} is too old to list a consistent result; "
-            "list again without it") from None
-    seen: set[tuple[str, str]] = set()
-    for change in changes:
-        position = (change.key.namespace, change.key.name)
-        if (namespace is not None and change.key.namespace != namespace) or position in seen:
-            continue
-        seen.add(position)  # the first change after the revision says what was there
-        if change.type == "ADDED":
-            found.pop(position, None)
-        else:
-            found[position] = (change.prev if change.prev is not None else change.record).obj
 
 
 def _encode_token(revision: int, last: tuple[str, str]) -> str:

@@ -139,6 +139,28 @@ class Tap(WatchStream):
         return list(islice(self._history, first, None))
 
 
+    def rewind(self, found: dict[tuple[str, str], sim.Obj], revision: int, namespace: str | None) -> None:
+        """Turn ``found`` (the objects now, by namespace and name) into the objects at ``revision``:
+        a continued list shows what its first page was cut from, or is ``Gone`` once that has
+        left the history."""
+        try:
+            changes = self.after(revision)
+        except errors.Gone:
+            raise errors.Gone(
+                f"the continue token of revision {revision} is too old to list a consistent result; "
+                "list again without it") from None
+        seen: set[tuple[str, str]] = set()
+        for change in changes:
+            position = (change.key.namespace, change.key.name)
+            if (namespace is not None and change.key.namespace != namespace) or position in seen:
+                continue
+            seen.add(position)  # the first change after the revision says what was there
+            if change.type == "ADDED":
+                found.pop(position, None)
+            else:
+                found[position] = (change.prev if change.prev is not None else change.record).obj
+
+
 def gone(revision: int, start: int) -> errors.Gone:
     return errors.Gone(f"too old resource version: {revision} ({start + 1})")
 
