@@ -300,11 +300,12 @@ def test_an_object_of_a_namespace_the_member_lacks_is_refused_until_the_namespac
 
 # ----------------------------------------------------------------------------- kinds and summary
 def test_kinds_are_found_by_discovery_and_an_unserved_kind_is_absent(sim: MemberSim) -> None:
+    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
     crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
            "metadata": {"name": "widgets.example.io"},
            "spec": {"group": "example.io", "scope": "Cluster",
                     "names": {"kind": "Widget", "plural": "widgets"},
-                    "versions": [{"name": "v1", "served": True, "storage": True}]}}
+                    "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema}]}}
     widget = {"apiVersion": "example.io/v1", "kind": "Widget", "metadata": {"name": "w1"},
               "spec": {"size": 3}}
 

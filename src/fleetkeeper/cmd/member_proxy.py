@@ -2,12 +2,12 @@
 
 ``fleetkeeper up`` runs its members (``simulated://NAME``) in its own event loop, so its
 cluster proxy (:mod:`fleetkeeper.apiserver.proxy`) reaches them without a socket: each
-member's Kubernetes API (:class:`~fleetkeeper.members.simulated.server.MemberServer`) is
-called through :class:`~fleetkeeper.apiserver.transport.InProcessTransport`, streams
-included, and WebSockets (``kubectl exec``) through
-:class:`~fleetkeeper.apiserver.asgi_socket.AsgiDialer`. A member made down or a black hole by
-a fault refuses the connection, as it would over the wire; its fault-injection API is not
-reachable this way.
+member's Kubernetes API (:mod:`~fleetkeeper.cmd.member_api`: the plane's API server over the
+member's store) is called through
+:class:`~fleetkeeper.apiserver.transport.InProcessTransport`, streams included, and
+WebSockets (``kubectl exec``) through :class:`~fleetkeeper.apiserver.asgi_socket.AsgiDialer`.
+A member made down or a black hole by a fault refuses the connection, as it would over the
+wire; its fault-injection API (``member-sim``'s) is not served this way.
 """
 
 from __future__ import annotations
@@ -17,27 +17,24 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+from starlette.types import ASGIApp
 
 from fleetkeeper.apiserver.asgi_socket import AsgiDialer
 from fleetkeeper.apiserver.proxy import Connection
 from fleetkeeper.apiserver.proxy_ws import Socket
 from fleetkeeper.apiserver.transport import InProcessTransport
 from fleetkeeper.clock import Clock
+from fleetkeeper.cmd.member_api import member_app
 from fleetkeeper.errors import ServiceUnavailable
 from fleetkeeper.members.simulated import SimulatedFleet
 from fleetkeeper.members.simulated.cluster import SimulatedCluster
 from fleetkeeper.members.simulated.faults import refuses
-from fleetkeeper.members.simulated.server import MemberServer
-
-#: the member servers answer their fault-injection API only on this port, which no proxied
-#: request names (they are addressed on port 80), so it stays out of the proxy's reach
-UNREACHABLE_ADMIN_PORT = 0
 
 
 class _Reachable(httpx.AsyncBaseTransport):
     """Calls one simulated member's API in-process, unless a fault makes it refuse connections."""
 
-    def __init__(self, cluster: SimulatedCluster, server: MemberServer) -> None:
+    def __init__(self, cluster: SimulatedCluster, server: ASGIApp) -> None:
         self._cluster = cluster
         self._inner = InProcessTransport(server)
 
@@ -51,7 +48,7 @@ class _Reachable(httpx.AsyncBaseTransport):
 class _ReachableSockets:
     """Opens WebSockets to one simulated member in-process, unless a fault makes it refuse them."""
 
-    def __init__(self, cluster: SimulatedCluster, server: MemberServer) -> None:
+    def __init__(self, cluster: SimulatedCluster, server: ASGIApp) -> None:
         self._cluster = cluster
         self._inner = AsgiDialer(server, f"{cluster.name}.simulated")
 
@@ -83,7 +80,7 @@ class SimulatedMembers:
         reached = self._servers.get(name)
         if reached is None:
             member = self._fleet[name]
-            server = MemberServer(member, token=None, admin_port=UNREACHABLE_ADMIN_PORT)
+            server = member_app(member, token=None).app
             reached = self._servers[name] = (_Reachable(member, server), _ReachableSockets(member, server))
         return Connection(f"http://{name}.simulated", transport=reached[0], dialer=reached[1])
 

@@ -1,10 +1,9 @@
 """``fleetkeeper member-sim``: one simulated member cluster behind a real Kubernetes API.
 
 Serves a :class:`~fleetkeeper.members.simulated.SimulatedCluster` (on real time) over
-HTTPS as a Kubernetes API server
-(:class:`~fleetkeeper.members.simulated.server.MemberServer`), so the control plane —
-or kubectl, or any client — reaches it the way it reaches a real cluster: through a
-kubeconfig and the ``kubernetes`` member backend::
+HTTPS with the plane's own API server, Kubernetes' kinds only (:mod:`~fleetkeeper.cmd.member_api`),
+so the control plane — or kubectl, or any client — reaches it the way it reaches a real
+cluster: through a kubeconfig and the ``kubernetes`` member backend::
 
     fleetkeeper member-sim --port 6443 --name member1 --nodes 3
     kubectl --kubeconfig ~/.local/state/fleetkeeper/member-sim/member1/kubeconfig get nodes
@@ -18,7 +17,8 @@ the server accepts connections. Then one line is printed::
     fleetkeeper member-sim: member1 serving on https://127.0.0.1:6443 (admin https://127.0.0.1:41234), …
 
 The *admin* address (``--admin-port``, default any free port) takes fault injection
-while the member's own address refuses or swallows connections — ``POST /admin/state``
+(:mod:`~fleetkeeper.cmd.member_admin`) while the member's own address, a relay
+(:mod:`~fleetkeeper.cmd.member_wire`), refuses or swallows connections — ``POST /admin/state``
 ``{"state": "down"|"blackhole"|"unhealthy"|"up"}``, ``POST /admin/nodes``
 ``{"count": N}``, ``POST /admin/compact`` (resuming watches get 410) — with the same
 token. The cluster lives in memory: a restart comes back empty. Ctrl-C or SIGTERM
@@ -47,9 +47,10 @@ from fleetkeeper.apiserver.serve import bind
 from fleetkeeper.cli import paths
 from fleetkeeper.clock import SystemClock
 from fleetkeeper.cmd import components as parts
+from fleetkeeper.cmd.member_admin import AdminApi, MemberSite
+from fleetkeeper.cmd.member_api import member_app
+from fleetkeeper.cmd.member_wire import FrontDoor
 from fleetkeeper.members.simulated import SimulatedCluster
-from fleetkeeper.members.simulated.server import MemberServer
-from fleetkeeper.members.simulated.server_wire import FrontDoor
 
 #: bound on the 10 ms polls waiting for the server to start (30 s)
 STARTUP_POLLS = 3000
@@ -97,7 +98,9 @@ async def serve(setup: Setup) -> None:
                                create_namespaces=False)
     inner, admin = bind("127.0.0.1", 0), bind(setup.host, setup.admin_port)
     door = FrontDoor(setup.host, setup.port, inner.getsockname()[:2])
-    app = MemberServer(cluster, token=setup.token, admin_port=admin.getsockname()[1], door=door)
+    member = member_app(cluster, token=setup.token)
+    app = MemberSite(member.app, AdminApi(cluster, member.store, token=setup.token, door=door),
+                     admin_port=admin.getsockname()[1])
     server = uvicorn.Server(uvicorn.Config(
         app, lifespan="off", access_log=False, log_level="warning", ssl_certfile=str(setup.tls.cert),
         ssl_keyfile=str(setup.tls.key), timeout_graceful_shutdown=5, server_header=False))
@@ -116,7 +119,7 @@ async def serve(setup: Setup) -> None:
                 await parts.step(stop.wait(), watch=[task], stop=stop)
         finally:
             await door.close()
-            app.close()
+            await member.close()
             await cluster.close()
             server.should_exit = True
             done, _ = await asyncio.wait([task], timeout=10)

@@ -275,6 +275,16 @@ class ClusterStore:
 
         return ClusterWatch(StoreWatch(sub, history if since < current else None), self._gate)
 
+    def compact(self) -> None:
+        """Forget the watch history and end every open watch, as an API server restart does: the
+        revision moves on one, so a watch resuming from before now is Gone (410) and its client
+        lists again, while a list made now and its watch go on."""
+        for tap in list(self._taps.values()):
+            tap.close()
+        self._taps.clear()
+        self._hub.close_all()
+        self._engine.revisions.next()
+
     async def close(self) -> None:
         """End every watch; the cluster itself keeps running."""
         if self._closed:

@@ -1,4 +1,4 @@
-"""The member's address on the wire: a TCP relay that can refuse or swallow connections.
+"""``fleetkeeper member-sim``'s address on the wire: a TCP relay that can refuse or swallow connections.
 
 A member cluster reached over the network fails the way networks fail, and the client
 (and so the control plane) must see exactly that: a cluster that is *down* refuses
