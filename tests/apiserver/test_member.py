@@ -92,6 +92,24 @@ def test_a_crd_given_to_a_member_is_served_there_and_not_by_the_plane() -> None:
     assert SCHEME.by_plural("example.io", "v1", "widgets") is None
 
 
+def test_a_member_served_beside_the_plane_stores_crds_without_serving_their_kinds() -> None:
+    clock = VirtualClock()
+
+    async def main() -> tuple[int, list[str], int, int]:
+        async with member_api(clock, serve_crds=False) as member:
+            http = member.http
+            crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+            created = (await http.post(crds, json=WIDGETS)).status_code
+            groups = [g["name"] for g in (await http.get("/apis")).json()["groups"]]
+            widgets = (await http.get("/apis/example.io/v1/namespaces/default/widgets")).status_code
+            listed = len((await http.get(crds)).json()["items"])
+            return created, groups, widgets, listed
+
+    created, groups, widgets, listed = clock.run(main())
+    assert (created, widgets, listed) == (201, 404, 1)
+    assert "example.io" not in groups
+
+
 def test_a_members_health_checks_fail_every_health_endpoint() -> None:
     clock = VirtualClock()
     unhealthy = {"now": False}

@@ -87,12 +87,13 @@ class ApiServerApp:
     """The ASGI application (call :meth:`close` to end open watches before shutting down)."""
 
     def __init__(self, state: ServerState, *, member: MemberApi | None = None,
-                 kinds: CustomKinds = CUSTOM_KINDS) -> None:
+                 kinds: CustomKinds | None = CUSTOM_KINDS) -> None:
         self.state = state
         #: what a member cluster's API server serves beyond its store (None: the plane's)
         self.member = member
         self._bootstrap = Bootstrap(state)
-        self._crds = CrdServing(state, kinds)
+        #: serves the kinds of the stored CRDs (None: a member that serves none)
+        self._crds = CrdServing(state, kinds) if kinds is not None else None
         self._requests = Children()
         #: Karmada's cluster proxy (add the transports of members served in-process to it)
         self.proxy = ClusterProxy(state.store, max_body_bytes=state.config.max_body_bytes,
@@ -169,7 +170,8 @@ class ApiServerApp:
                     await self.state.authz.ensure(self.state.closing)
                 user = self._authenticate(request)
                 await self._bootstrap.ensure()
-                await self._crds.ensure()
+                if self._crds is not None:
+                    await self._crds.ensure()
                 response = await endpoint(request, user)
             except errors.ApiError as exc:
                 response = status_response(exc)
@@ -412,7 +414,7 @@ class ApiServerApp:
         if self.state.authz is not None and response.status_code < 300 and not ctx.dry_run \
                 and method != "DELETE":
             self.state.authz.written(target.info.kind, response.body)
-        if target.info.group_kind == CRD and not ctx.dry_run:
+        if target.info.group_kind == CRD and not ctx.dry_run and self._crds is not None:
             await self._crds.refresh(name)  # served before the client hears the CRD was written
         return response
 
@@ -526,7 +528,7 @@ def build_member_app(store: StoreProtocol, member: MemberApi, *, clock: Clock, t
     scheme = member_scheme()
     tokens = Tokens(admin=token) if token is not None else None
     state = ServerState(store, clock=clock, scheme=scheme, tokens=tokens, config=member_config(config))
-    return ApiServerApp(state, member=member, kinds=CustomKinds(scheme))
+    return ApiServerApp(state, member=member, kinds=CustomKinds(scheme) if member.serve_crds else None)
 
 
 __all__ = ["ApiServerApp", "build_app", "build_member_app"]
