@@ -19,7 +19,9 @@ CustomResourceDefinitions), :mod:`.admit` (admission on every write) with :mod:`
 (unknown and duplicate fields), :mod:`.auth`, :mod:`.certs`, :mod:`.identity` and
 :mod:`.credentials` (the plane's identity and tokens, kept in the store), :mod:`.kubeconfig`,
 :mod:`.serve` (uvicorn), :mod:`.transport` (in-process httpx transport), :mod:`.proxy`
-(Karmada's cluster proxy to the members) and :mod:`.bench`.
+(Karmada's cluster proxy to the members) and :mod:`.bench`; :mod:`.member` (a member cluster's
+API: Kubernetes' kinds only) with :mod:`.pods`, :mod:`.podlogs` and :mod:`.podexec` (its pods' log,
+exec and attach, told by the member).
 """
 
 from __future__ import annotations
