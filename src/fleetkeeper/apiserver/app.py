@@ -60,13 +60,12 @@ from fleetkeeper.apiserver.auth import (
 from fleetkeeper.apiserver.crds import CrdServing
 from fleetkeeper.apiserver.discovery import AGGREGATED_CONTENT_TYPE, version_info, wants_aggregated
 from fleetkeeper.apiserver.fieldcheck import duplicate_fields
-from fleetkeeper.apiserver.member import MemberApi, member_config, member_scheme, pod_target
+from fleetkeeper.apiserver.member import MemberApi, member_config, member_scheme
+from fleetkeeper.apiserver.member_pods import PodSubresources
 from fleetkeeper.apiserver.metrics import Children, labels_of
 from fleetkeeper.apiserver.namespaces import Bootstrap
 from fleetkeeper.apiserver.openapi_v2 import PROTOBUF as OPENAPI_V2
 from fleetkeeper.apiserver.openapi_v2 import PROTOBUF_ANSWER as OPENAPI_V2_ANSWER
-from fleetkeeper.apiserver.podexec import serve_exec
-from fleetkeeper.apiserver.podlogs import pod_log
 from fleetkeeper.apiserver.proxy import PREFIX as PROXY_PREFIX
 from fleetkeeper.apiserver.proxy import ClusterProxy
 from fleetkeeper.apiserver.proxy_ws import refuse
@@ -92,6 +91,9 @@ class ApiServerApp:
         #: what a member cluster's API server serves beyond its store (None: the plane's)
         self.member = member
         self._bootstrap = Bootstrap(state)
+        #: a member's pods' log, exec and attach
+        self._pods = PodSubresources(state, member, authenticate=self._authenticate,
+                                     ready=self._bootstrap.ensure) if member is not None else None
         #: serves the kinds of the stored CRDs (None: a member that serves none)
         self._crds = CrdServing(state, kinds) if kinds is not None else None
         self._requests = Children()
@@ -152,8 +154,8 @@ class ApiServerApp:
 
     def _proxy_routes(self, every: list[str]) -> list[BaseRoute]:
         """Karmada's cluster proxy on the plane; a member's pods' exec and attach on a member."""
-        if self.member is not None:
-            return [WebSocketRoute("/api/v1/namespaces/{namespace}/pods/{name}/{action}", self._pod_socket)]
+        if self._pods is not None:
+            return self._pods.routes()
         return [
             Route(PROXY_PREFIX + "{name}/proxy", self._guard(self._proxy), methods=every),
             Route(PROXY_PREFIX + "{name}/proxy/{path:path}", self._guard(self._proxy), methods=every),
@@ -340,50 +342,11 @@ class ApiServerApp:
 
     # ------------------------------------------------------------------ resources
     async def _core_request(self, request: Request, user: User) -> Response:
-        if self.member is not None:
-            params = request.path_params
-            target = pod_target(self.state.scheme, params["version"], params["rest"])
+        if self._pods is not None:
+            target = self._pods.target(request.path_params["version"], request.path_params["rest"])
             if target is not None:
-                return await self._pod_subresource(target, request, user)
+                return await self._pods.request(target, request, user)
         return await self._resource("", request.path_params["version"], request, user)
-
-    async def _pod_subresource(self, target: Target, request: Request, user: User) -> Response:
-        """A member's ``pods/NAME/log`` (:mod:`~fleetkeeper.apiserver.podlogs`); ``exec`` and ``attach``
-        without an upgrade are refused as kube-apiserver refuses them."""
-        assert self.member is not None
-        request.state.target = target
-        ctx = Context(target, user, request.query_params, request.headers.get("accept") or "",
-                      request.headers.get("user-agent") or "")
-        if target.subresource != "log":
-            raise errors.BadRequest("Upgrade request required")
-        if request.method not in ("GET", "HEAD"):
-            raise errors.MethodNotAllowed(f"{request.method} is not supported on pods/log")
-        self._authorize(ctx, "get")
-        return await pod_log(self.state, ctx, self.member.runtime)
-
-    async def _pod_socket(self, websocket: WebSocket) -> None:
-        """A member's ``pods/NAME/exec`` or ``attach`` (:mod:`~fleetkeeper.apiserver.podexec`); a
-        refused upgrade is answered with its ``Status``."""
-        params = websocket.path_params
-        try:
-            assert self.member is not None
-            target = pod_target(self.state.scheme, "v1", "namespaces/{namespace}/pods/{name}/{action}".format(
-                **params))
-            if target is None or target.subresource not in ("exec", "attach"):
-                raise errors.NotFound("the server could not find the requested resource")
-            user = self._authenticate(websocket)
-            authenticated(user)
-            ctx = Context(target, user, websocket.query_params, "", websocket.headers.get("user-agent") or "")
-            self._authorize(ctx, "create")
-            await self._bootstrap.ensure()
-            await serve_exec(websocket, self.state, self.member.runtime, namespace=target.namespace or "",
-                             name=target.name or "", action=target.subresource)
-        except errors.ApiError as exc:
-            await refuse(websocket, status_response(exc))
-        except Exception:
-            log.exception("upgrade failed", path=websocket.url.path)
-            await refuse(websocket, status_response(
-                errors.InternalError("an internal error occurred; see the server log")))
 
     async def _request(self, request: Request, user: User) -> Response:
         params = request.path_params
