@@ -10,9 +10,10 @@ import httpx
 
 import fleetkeeper.api  # noqa: F401  (registers every kind)
 from fleetkeeper.apiserver import InProcessTransport
-from fleetkeeper.apiserver.app import ApiServerApp, build_member_app
+from fleetkeeper.apiserver.app import ApiServerApp
 from fleetkeeper.apiserver.health import Check
 from fleetkeeper.apiserver.member import MemberApi
+from fleetkeeper.apiserver.member_app import build_member_app
 from fleetkeeper.clock import VirtualClock
 from fleetkeeper.members.simulated.containers import SimulatedContainers
 from fleetkeeper.store import Store, open_store

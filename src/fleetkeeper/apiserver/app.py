@@ -24,7 +24,7 @@ served before its response leaves.
 ``tokens=None`` turns authentication off (every caller is admin): for tests and
 local development behind loopback only.
 
-:func:`build_member_app` serves a member cluster's store instead (:mod:`~fleetkeeper.apiserver.member`):
+A member cluster's store is served by a subclass (:mod:`~fleetkeeper.apiserver.member_app`):
 Kubernetes' kinds only, no cluster proxy, and its pods' ``log``, ``exec`` and ``attach``.
 """
 
@@ -60,8 +60,6 @@ from fleetkeeper.apiserver.auth import (
 from fleetkeeper.apiserver.crds import CrdServing
 from fleetkeeper.apiserver.discovery import AGGREGATED_CONTENT_TYPE, version_info, wants_aggregated
 from fleetkeeper.apiserver.fieldcheck import duplicate_fields
-from fleetkeeper.apiserver.member import MemberApi, member_config, member_scheme
-from fleetkeeper.apiserver.member_pods import PodSubresources
 from fleetkeeper.apiserver.metrics import Children, labels_of
 from fleetkeeper.apiserver.namespaces import Bootstrap
 from fleetkeeper.apiserver.openapi_v2 import PROTOBUF as OPENAPI_V2
@@ -85,15 +83,9 @@ Handler = Callable[[Request, User], Awaitable[Response]]
 class ApiServerApp:
     """The ASGI application (call :meth:`close` to end open watches before shutting down)."""
 
-    def __init__(self, state: ServerState, *, member: MemberApi | None = None,
-                 kinds: CustomKinds | None = CUSTOM_KINDS) -> None:
+    def __init__(self, state: ServerState, *, kinds: CustomKinds | None = CUSTOM_KINDS) -> None:
         self.state = state
-        #: what a member cluster's API server serves beyond its store (None: the plane's)
-        self.member = member
         self._bootstrap = Bootstrap(state)
-        #: a member's pods' log, exec and attach
-        self._pods = PodSubresources(state, member, authenticate=self._authenticate,
-                                     ready=self._bootstrap.ensure) if member is not None else None
         #: serves the kinds of the stored CRDs (None: a member that serves none)
         self._crds = CrdServing(state, kinds) if kinds is not None else None
         self._requests = Children()
@@ -153,9 +145,7 @@ class ApiServerApp:
         return routes
 
     def _proxy_routes(self, every: list[str]) -> list[BaseRoute]:
-        """Karmada's cluster proxy on the plane; a member's pods' exec and attach on a member."""
-        if self._pods is not None:
-            return self._pods.routes()
+        """Karmada's cluster proxy."""
         return [
             Route(PROXY_PREFIX + "{name}/proxy", self._guard(self._proxy), methods=every),
             Route(PROXY_PREFIX + "{name}/proxy/{path:path}", self._guard(self._proxy), methods=every),
@@ -226,13 +216,10 @@ class ApiServerApp:
         return await health.single(self.state, endpoint, request.path_params["check"], extra=extra)
 
     def _checks(self, endpoint: str) -> list[health.Check]:
-        """The checks an endpoint runs after its own: the member's, then (``/readyz``) the process's."""
-        own = list(self.member.health) if self.member is not None else []
-        return own + self.ready_checks if endpoint == "readyz" else own
+        """The checks an endpoint runs after its own (``/readyz``: the process's)."""
+        return list(self.ready_checks) if endpoint == "readyz" else []
 
     async def _version(self, request: Request, user: User) -> Response:
-        if self.member is not None:
-            return json_response(self.member.version())
         return json_response(version_info(minor=self.state.config.kubernetes_minor))
 
     async def _api(self, request: Request, user: User) -> Response:
@@ -342,10 +329,6 @@ class ApiServerApp:
 
     # ------------------------------------------------------------------ resources
     async def _core_request(self, request: Request, user: User) -> Response:
-        if self._pods is not None:
-            target = self._pods.target(request.path_params["version"], request.path_params["rest"])
-            if target is not None:
-                return await self._pods.request(target, request, user)
         return await self._resource("", request.path_params["version"], request, user)
 
     async def _request(self, request: Request, user: User) -> Response:
@@ -484,14 +467,4 @@ def build_app(
     return ApiServerApp(state)
 
 
-def build_member_app(store: StoreProtocol, member: MemberApi, *, clock: Clock, token: str | None,
-                     config: ServerConfig | None = None) -> ApiServerApp:
-    """A member cluster's API server over ``store`` (:mod:`~fleetkeeper.apiserver.member`): Kubernetes'
-    kinds only, its token its admin's; ``token=None`` serves every caller as the admin (in-process)."""
-    scheme = member_scheme()
-    tokens = Tokens(admin=token) if token is not None else None
-    state = ServerState(store, clock=clock, scheme=scheme, tokens=tokens, config=member_config(config))
-    return ApiServerApp(state, member=member, kinds=CustomKinds(scheme) if member.serve_crds else None)
-
-
-__all__ = ["ApiServerApp", "build_app", "build_member_app"]
+__all__ = ["ApiServerApp", "build_app"]

@@ -1,7 +1,7 @@
 """A simulated member's Kubernetes API: the plane's API server over the member's store.
 
 :func:`member_app` serves a :class:`~fleetkeeper.members.simulated.SimulatedCluster` with
-:func:`fleetkeeper.apiserver.app.build_member_app` over its
+:func:`fleetkeeper.apiserver.member_app.build_member_app` over its
 :class:`~fleetkeeper.members.simulated.api_store.ClusterStore`: Kubernetes' kinds, watch with
 ``410 Gone`` past the member's history, server-side apply, kubectl's tables, field selectors,
 discovery and OpenAPI as the plane serves them; the member's pods' logs told by
@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fleetkeeper.apiserver.app import ApiServerApp, build_member_app
+from fleetkeeper.apiserver.app import ApiServerApp
 from fleetkeeper.apiserver.health import Check
 from fleetkeeper.apiserver.member import MemberApi
+from fleetkeeper.apiserver.member_app import build_member_app
 from fleetkeeper.apiserver.state import ServerState
 from fleetkeeper.members.simulated.api_store import ClusterStore
 from fleetkeeper.members.simulated.cluster import SimulatedCluster
