@@ -162,3 +162,29 @@ def test_following_a_log_streams_the_crash_loop_of_a_crashed_workload() -> None:
     assert seen[2] == ("container main exited with code 1 (Error): its workload is crashed "
                        "(fault crashWorkload); restart 1, back-off 10s")
     assert seen[3].endswith("restart 2, back-off 20s")
+
+
+def test_the_api_serves_every_resource_the_cluster_reports_in_its_api_enablements() -> None:
+    async def main(cluster: SimulatedCluster, clock: VirtualClock) -> tuple[Any, dict[str, set[str]], Any]:
+        async with _client(cluster) as http:
+            summary = await cluster.summary()
+            served: dict[str, set[str]] = {}
+            for enablement in summary.api_enablements:
+                version = enablement["groupVersion"]
+                path = f"/api/{version}" if "/" not in version else f"/apis/{version}"
+                answer = await http.get(path)
+                served[version] = {r["name"] for r in answer.json().get("resources", [])} \
+                    if answer.status_code == 200 else set()
+            lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                     "metadata": {"name": "holder", "namespace": "default"}, "spec": {"holderIdentity": "a"}}
+            made = await http.post("/apis/coordination.k8s.io/v1/namespaces/default/leases", json=lease)
+            listed = (await http.get("/apis/coordination.k8s.io/v1/namespaces/default/leases")).json()
+            return summary.api_enablements, served, (made.status_code, [i["metadata"]["name"]
+                                                                        for i in listed["items"]])
+
+    enablements, served, lease = on_cluster(main)
+    assert len(enablements) >= 19
+    missing = {e["groupVersion"]: sorted({r["name"] for r in e["resources"]} - served[e["groupVersion"]])
+               for e in enablements}
+    assert not {version: names for version, names in missing.items() if names}, "reported but not served"
+    assert lease == (201, ["holder"])

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from fleetkeeper.api import constants
+from fleetkeeper.api import constants, kuberesources
 from fleetkeeper.api.crd import custom_kind
 from fleetkeeper.api.scheme import SCHEME, ResourceInfo, Scheme
 from fleetkeeper.apiserver.health import Check
@@ -49,11 +49,17 @@ def is_plane_kind(info: ResourceInfo) -> bool:
 
 
 def member_scheme(scheme: Scheme = SCHEME) -> Scheme:
-    """A new scheme of the Kubernetes kinds ``scheme`` serves (not the kinds its CRDs define)."""
+    """A new scheme of what a Kubernetes API server serves (:mod:`~fleetkeeper.api.kuberesources`),
+    with the models ``scheme`` has for them first (their versions are the ones stored), and any
+    other Kubernetes kind ``scheme`` serves (not Karmada's, not the kinds its CRDs define)."""
     member = Scheme()
     for info in scheme.infos():
         if not is_plane_kind(info) and custom_kind(info.group_kind) is None:
             member.add(info.model)
+    for model in kuberesources.models():
+        served = member.lookup(model.API_VERSION, model.KIND)
+        if served is None or served.api_version != model.API_VERSION:  # lookup answers another version too
+            member.add(model)
     return member
 
 

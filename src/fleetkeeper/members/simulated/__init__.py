@@ -14,7 +14,14 @@ work loop, pods, garbage collection) → ``deployments``/``statefulsets``/``daem
 states on the clock); ``network`` (node addresses, pod ranges, pod IPs) and
 ``events``/``podevents`` (the Events the scheduler, kubelets and controllers write);
 ``objects``/``podapply`` (storage, and server-side apply by
-:mod:`fleetkeeper.api.serverapply`), ``watch``, ``discovery``, ``faults``, ``quantity`` support them.
+:mod:`fleetkeeper.api.serverapply`), ``watch`` (the in-process watch), ``served`` (what the
+cluster serves, for its status), ``faults``, ``quantity`` support them; ``containers`` tells
+what its containers print and answers exec.
+
+Served over HTTPS (``fleetkeeper member-sim``) or through the plane's cluster proxy, a cluster
+is the plane's own API server (:mod:`fleetkeeper.apiserver`) over ``api_store``'s
+:class:`~fleetkeeper.members.simulated.api_store.ClusterStore`, whose writes go through the
+engine and whose watches are the store's (``api_watch``).
 """
 
 from fleetkeeper.members.simulated.cluster import SimulatedCluster

@@ -31,13 +31,13 @@ from fleetkeeper.clock import Clock
 from fleetkeeper.members.interface import FIELD_MANAGER, ClusterSummary, ObjectRef
 from fleetkeeper.members.simulated import events, quantity
 from fleetkeeper.members.simulated import nodes as node_model
-from fleetkeeper.members.simulated.discovery import Discovery
 from fleetkeeper.members.simulated.engine import NAMESPACE, POD, Engine
 from fleetkeeper.members.simulated.faults import ApiState, fail, refuses
 from fleetkeeper.members.simulated.objects import GroupKind, Obj, ObjectKey, clone, group_of
 from fleetkeeper.members.simulated.podapply import apply_pod
 from fleetkeeper.members.simulated.pods import Pod, render
 from fleetkeeper.members.simulated.scheduler import DEFAULT_NODE_RESOURCES
+from fleetkeeper.members.simulated.served import ServedResources
 from fleetkeeper.members.simulated.services import SERVICE_CIDR
 from fleetkeeper.members.simulated.watch import Matcher, WatchStream
 
@@ -71,7 +71,7 @@ class SimulatedCluster:
         self.state = ApiState.UP
         self.dns_ok = True
         self.agent_ok = True
-        self.discovery = Discovery()
+        self.served = ServedResources()
         self.engine = Engine(name, clock, pod_startup=pod_startup, job_run=job_run, uid_factory=uid_factory,
                              service_cidr=service_cidr)
         for namespace in SYSTEM_NAMESPACES:
@@ -129,7 +129,7 @@ class SimulatedCluster:
         await self._gate()
         matches = matcher(label_selector)
         gk = GroupKind(group_of(api_version), kind)
-        if not namespace or not self.discovery.namespaced(gk.group, gk.kind, namespace):
+        if not namespace or not self.served.namespaced(gk.group, gk.kind, namespace):
             namespace = None  # all namespaces; a cluster-scoped kind ignores the namespace, as the API does
         items = self._items(gk, namespace)
         return [clone(obj) for obj in items if matches(obj["metadata"].get("labels") or {})]
@@ -158,7 +158,7 @@ class SimulatedCluster:
         base = {"cpu": 0, "memory": 0, "pods": 0}
         return ClusterSummary(
             kubernetes_version=self.kubernetes_version,
-            api_enablements=self.discovery.api_enablements(),
+            api_enablements=self.served.api_enablements(),
             node_summary={"totalNum": len(scheduler.nodes), "readyNum": len(scheduler.nodes)},
             resource_summary={
                 "allocatable": quantity.format_list({**base, **scheduler.allocatable()}),
@@ -262,7 +262,7 @@ class SimulatedCluster:
                 f"{kind}: metadata.name is required (server-side apply does not generate names)",
                 causes=[errors.Cause("metadata.name", "Required value", "FieldValueRequired")], kind=kind)
         namespace = str(meta.get("namespace") or "")
-        if self.discovery.namespaced(group_of(api_version), kind, namespace):
+        if self.served.namespaced(group_of(api_version), kind, namespace):
             meta["namespace"] = namespace or "default"
         else:
             meta.pop("namespace", None)
@@ -271,8 +271,8 @@ class SimulatedCluster:
     def observe(self, api_version: str, key: ObjectKey, live: Obj) -> None:
         """Serve the kind of an object just stored (and what a stored CRD defines)."""
         if key.group_kind == CRD:
-            self.discovery.serve_crd(live)
-        self.discovery.observe(api_version, key.kind, bool(key.namespace))
+            self.served.serve_crd(live)
+        self.served.observe(api_version, key.kind, bool(key.namespace))
 
     def namespace_for(self, namespace: str) -> None:
         """Make sure an object may go into ``namespace``: create it, or refuse as Kubernetes does."""
@@ -292,7 +292,7 @@ class SimulatedCluster:
 
     def _key(self, ref: ObjectRef) -> ObjectKey:
         group = group_of(ref.api_version)
-        namespaced = self.discovery.namespaced(group, ref.kind, ref.namespace)
+        namespaced = self.served.namespaced(group, ref.kind, ref.namespace)
         return ObjectKey(group, ref.kind, ref.namespace if namespaced else "", ref.name)
 
     def read(self, key: ObjectKey) -> Obj | None:
