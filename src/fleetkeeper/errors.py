@@ -152,11 +152,18 @@ class ServiceUnavailable(ApiError):
     code, reason = 503, "ServiceUnavailable"
 
 
+class Timeout(ApiError):
+    """What Kubernetes answers when the request could not be completed in time (``504``)."""
+
+    code, reason = 504, "Timeout"
+
+
 _BY_REASON: dict[str, type[ApiError]] = {
     cls.reason: cls
     for cls in (
         BadRequest, Invalid, Unauthorized, Forbidden, NotFound, MethodNotAllowed, AlreadyExists,
         Conflict, Gone, RequestEntityTooLarge, UnsupportedMediaType, InternalError, ServiceUnavailable,
+        Timeout,
     )
 }
 

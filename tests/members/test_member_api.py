@@ -188,3 +188,17 @@ def test_the_api_serves_every_resource_the_cluster_reports_in_its_api_enablement
                for e in enablements}
     assert not {version: names for version, names in missing.items() if names}, "reported but not served"
     assert lease == (201, ["holder"])
+
+
+def test_a_down_or_silent_member_answers_503_or_504_not_an_internal_error() -> None:
+    async def main(cluster: SimulatedCluster, clock: VirtualClock) -> list[tuple[int, str]]:
+        async with _client(cluster) as http:
+            answers = []
+            for fault in (cluster.down, cluster.blackhole):
+                fault()
+                answer = await http.get(PODS)
+                answers.append((answer.status_code, answer.json()["reason"]))
+                cluster.up()
+            return answers
+
+    assert on_cluster(main, call_timeout=5.0) == [(503, "ServiceUnavailable"), (504, "Timeout")]

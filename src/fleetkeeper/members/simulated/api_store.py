@@ -7,7 +7,8 @@ The storage stays the cluster's engine and every write goes through it: it is ch
 in-process apply is (``validate.py``, a Service's defaults and cluster IP), takes the
 engine's next revision, and wakes the workload controllers, which settle before the call
 returns (a Deployment created here has its ReplicaSet and pods when ``create`` returns).
-Every call first passes the cluster's fault gate (``faults.py``); watches are
+Every call first passes the cluster's fault gate (``faults.py``: down answers ``503``, a black
+hole ``504`` once the call's time is up); watches are
 :mod:`~fleetkeeper.members.simulated.api_watch`'s.
 
 Where a simulated member differs from a plain store, it keeps what the member always did:
@@ -297,9 +298,17 @@ class ClusterStore:
 
     # ---------------------------------------------------------------- internals
     async def _gate(self) -> None:
+        """Fail as the cluster fails a call now, in the API's terms: down is ``503``, a black
+        hole ``504`` once the call's time is up (what a client of the served API is told)."""
         cluster = self._cluster
-        if refuses(cluster.state):
+        if not refuses(cluster.state):
+            return
+        try:
             await fail(cluster.state, cluster.name, clock=cluster.clock, call_timeout=cluster.call_timeout)
+        except errors.MemberUnreachable as refused:
+            raise errors.ServiceUnavailable(str(refused)) from None
+        except errors.MemberTimeout as silent:
+            raise errors.Timeout(str(silent)) from None
 
     def _check_open(self) -> None:
         if self._closed:
