@@ -43,6 +43,17 @@ def test_fields_v1_round_trips() -> None:
     assert fields.from_fields_v1(keyed) == {("spec", "containers")}
 
 
+@pytest.mark.parametrize("obj", [
+    {"apiVersion": "v1", "kind": "X", "metadata": {"name": "n", "labels": {"b": "1", "a": "2"}, "uid": "u"},
+     "spec": {"z": {"y": 1, "x": {}}, "list": [{"a": 1}]}, "status": {"s": 1}},
+    {"apiVersion": "v1", "kind": "X", "metadata": {"name": "n"}, "data": {}},
+    {"metadata": "not a map", "spec": None},
+])
+def test_fields_of_renders_the_leaf_paths_in_one_walk(obj: dict[str, Any]) -> None:
+    for scope in ({}, {"subresource": "status"}, {"has_status": False}):
+        assert fields.fields_of(obj, **scope) == fields.to_fields_v1(fields.leaf_paths(obj, **scope))
+
+
 def test_an_update_moves_changed_fields_to_its_manager() -> None:
     old = cm(a="1", b="2")
     old["metadata"]["managedFields"] = fields.record_update(None, old, manager="maker", api_version="v1",
@@ -116,3 +127,21 @@ def test_an_update_that_changes_nothing_keeps_the_field_times() -> None:
     same = fields.record_update(old, cm(a="1"), manager="maker", api_version="v1",
                                 now=NOW + timedelta(seconds=5))
     assert same == old["metadata"]["managedFields"]
+
+
+def test_a_repeated_apply_after_another_managers_write_changes_nothing() -> None:
+    live = apply(None, cm(a="1", b="2"), request("ops"))
+    live["metadata"]["resourceVersion"] = "5"
+    edited = cm(a="1", b="2", c="3")
+    live["metadata"]["managedFields"] = fields.record_update(live, edited, manager="editor", api_version="v1",
+                                                             now=datetime(2026, 1, 2, tzinfo=UTC))
+    live["data"] = edited["data"]
+    assert apply(live, cm(a="1", b="2"), request("ops")) == live
+
+
+def test_metadata_the_server_sets_is_not_taken_from_an_intent() -> None:
+    live = apply(None, cm(a="1"), request("ops"))
+    live["metadata"].update(resourceVersion="5", creationTimestamp="2026-01-01T00:00:00Z", generation=2)
+    intent = cm(a="1")
+    intent["metadata"].update(creationTimestamp="2001-01-01T00:00:00Z", generation=9)
+    assert apply(live, intent, request("ops")) == live

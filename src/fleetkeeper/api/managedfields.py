@@ -55,11 +55,47 @@ def leaf_paths(obj: Any, *, subresource: str | None = None, has_status: bool = T
 
 
 def _collect(value: Any, prefix: Path, out: set[Path]) -> None:
-    if isinstance(value, dict) and value:
-        for key, child in value.items():
-            _collect(child, (*prefix, str(key)), out)
-    else:
+    if not isinstance(value, dict) or not value:
         out.add(prefix)
+        return
+    for key, child in value.items():
+        path = (*prefix, str(key))
+        if isinstance(child, dict) and child:
+            _collect(child, path, out)
+        else:
+            out.add(path)
+
+
+def fields_of(obj: Any, *, subresource: str | None = None, has_status: bool = True) -> dict[str, Any]:
+    """``to_fields_v1(leaf_paths(obj, …))`` in one walk, in the object's order (``==`` on
+    ``FieldsV1`` ignores order; :func:`entry` stores it sorted): an apply that owns the same
+    fields as before needs no more."""
+    out: dict[str, Any] = {}
+    if not isinstance(obj, dict):
+        return out
+    for key, value in obj.items():
+        if key in IGNORED_TOP or (subresource == "status" and key != "status") or (
+                subresource is None and has_status and key == "status"):
+            continue
+        if key == "metadata" and isinstance(value, dict):
+            meta = {f"f:{k}": _tree(v) for k, v in value.items() if k not in IGNORED_METADATA}
+            if meta:
+                out["f:metadata"] = meta
+        else:
+            out[f"f:{key}"] = _tree(value)
+    return out
+
+
+def _tree(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        return {}
+    return {f"f:{key}": _tree(child) if isinstance(child, dict) and child else {}
+            for key, child in value.items()}
+
+
+def _sorted(tree: dict[str, Any]) -> dict[str, Any]:
+    """``FieldsV1`` with every map's keys in order, as Kubernetes writes it."""
+    return {key: _sorted(tree[key]) if tree[key] else {} for key in sorted(tree)}
 
 
 def get_path(obj: Any, path: Path) -> Any:
@@ -125,30 +161,32 @@ def to_fields_v1(paths: Iterable[Path]) -> dict[str, Any]:
 def from_fields_v1(fields: Any, prefix: Path = ()) -> set[Path]:
     """Parse ``FieldsV1``; keys other than ``f:…`` (list keys, values) make their parent a leaf."""
     out: set[Path] = set()
-    if not isinstance(fields, dict) or not fields:
-        if prefix:
-            out.add(prefix)
-        return out
-    children = {k: v for k, v in fields.items() if k != "."}
-    if not children or any(not k.startswith("f:") for k in children):
-        if prefix:
-            out.add(prefix)
-        return out
-    for key, value in children.items():
-        out |= from_fields_v1(value, (*prefix, key[2:]))
+    _parse(fields, prefix, out)
     return out
 
 
-def entry(manager: str, operation: str, api_version: str, paths: set[Path], now: datetime | str,
-          subresource: str | None = None) -> dict[str, Any]:
-    """One ``managedFields`` item (``now`` a time, or a timestamp already formatted)."""
+def _parse(fields: Any, prefix: Path, out: set[Path]) -> None:
+    if isinstance(fields, dict):
+        children = [(key, value) for key, value in fields.items() if key != "."]
+        if children and all(key.startswith("f:") for key, _ in children):
+            for key, value in children:
+                _parse(value, (*prefix, key[2:]), out)
+            return
+    if prefix:
+        out.add(prefix)
+
+
+def entry(manager: str, operation: str, api_version: str, paths: set[Path] | dict[str, Any],
+          now: datetime | str, subresource: str | None = None) -> dict[str, Any]:
+    """One ``managedFields`` item (``paths`` a path set or its ``FieldsV1``; ``now`` a time, or a
+    timestamp already formatted)."""
     item: dict[str, Any] = {
         "manager": manager,
         "operation": operation,
         "apiVersion": api_version,
         "time": now if isinstance(now, str) else format_time(now.replace(microsecond=0)),
         "fieldsType": "FieldsV1",
-        "fieldsV1": to_fields_v1(paths),
+        "fieldsV1": _sorted(paths) if isinstance(paths, dict) else to_fields_v1(paths),
     }
     if subresource:
         item["subresource"] = subresource
@@ -220,7 +258,7 @@ def record_update(
 
 
 __all__ = [
-    "IGNORED_METADATA", "IGNORED_TOP", "Path", "entries_of", "entry", "from_fields_v1", "get_path",
-    "keep_times",
-    "leaf_paths", "overlapping", "prefixes", "record_update", "to_fields_v1", "without_path",
+    "IGNORED_METADATA", "IGNORED_TOP", "Path", "entries_of", "entry", "fields_of", "from_fields_v1",
+    "get_path",
+    "keep_times", "leaf_paths", "overlapping", "prefixes", "record_update", "to_fields_v1", "without_path",
 ]

@@ -75,13 +75,12 @@ def _without_nulls(intent: dict[str, Any]) -> dict[str, Any]:
     return dict(_drop_nulls(intent))
 
 
-def _merged(live: Any, intent: Any) -> Any:
-    if isinstance(live, dict) and isinstance(intent, dict):
-        out = dict(live)
-        for key, value in intent.items():
-            out[key] = _merged(live.get(key), value)
-        return out
-    return intent
+def _merged(live: dict[str, Any], intent: dict[str, Any]) -> dict[str, Any]:
+    out = dict(live)
+    for key, value in intent.items():
+        old = live.get(key)
+        out[key] = _merged(old, value) if isinstance(value, dict) and isinstance(old, dict) else value
+    return out
 
 
 def _path_text(path: fields.Path) -> str:
@@ -127,29 +126,33 @@ def apply(live: dict[str, Any] | None, intent: dict[str, Any], request: ApplyReq
     the intent names no resourceVersion, the live resourceVersion as a precondition.
     """
     intent = _intent_of(intent)
-    applied = fields.leaf_paths(intent, subresource=request.subresource, has_status=request.has_status)
+    rendered = fields.fields_of(intent, subresource=request.subresource, has_status=request.has_status)
     base = live if live is not None else {}
     entries = fields.entries_of(live)
     mine: dict[str, Any] | None = None
-    mine_before: Paths = set()
     others: Owners = []
     for item in entries:
         if item.get("subresource") != request.subresource:
             continue
-        owned = fields.from_fields_v1(item.get("fieldsV1"))
         if item.get("manager") == request.manager and item.get("operation") == "Apply":
-            mine, mine_before = item, owned
+            mine = item
         else:
-            others.append((item, owned))
-    found = _conflicts(base, intent, applied, others)
-    if found and not request.force:
-        raise _conflict_error(found, request.api_version)
-    taken = {path for _, path in found}
+            others.append((item, fields.from_fields_v1(item.get("fieldsV1"))))
     result: dict[str, Any] = _merged(base, _scoped(intent, request))
-    for path in _removed(mine_before - applied, applied, others, taken):
-        result = fields.without_path(result, path)
+    taken: Paths = set()
+    if others or (mine is not None and mine.get("fieldsV1") != rendered):
+        # other owners to respect, or fields this manager no longer applies: the paths are needed
+        applied = fields.leaf_paths(intent, subresource=request.subresource, has_status=request.has_status)
+        found = _conflicts(base, intent, applied, others)
+        if found and not request.force:
+            raise _conflict_error(found, request.api_version)
+        taken = {path for _, path in found}
+        mine_before = fields.from_fields_v1(mine.get("fieldsV1")) if mine is not None else set()
+        for path in _removed(mine_before - applied, applied, others, taken):
+            result = fields.without_path(result, path)
     meta = result["metadata"] = dict(result["metadata"])
-    meta["managedFields"] = _entries(entries, mine, others, taken, applied, request)
+    mine_now = _my_entry(mine, rendered, request) if rendered else None
+    meta["managedFields"] = _entries(entries, mine, mine_now, others, taken)
     if live is not None and not intent["metadata"].get("resourceVersion"):
         meta["resourceVersion"] = (live.get("metadata") or {}).get("resourceVersion")
     return result
@@ -167,21 +170,17 @@ def _removed(dropped: Paths, applied: Paths, others: Owners, taken: Paths) -> li
             if not any(overlap.touches(path) for overlap in kept_by)]
 
 
-def _entries(entries: list[dict[str, Any]], mine: dict[str, Any] | None, others: Owners, taken: Paths,
-             applied: Paths, request: ApplyRequest) -> list[dict[str, Any]]:
+def _entries(entries: list[dict[str, Any]], mine: dict[str, Any] | None, mine_now: dict[str, Any] | None,
+             others: Owners, taken: Paths) -> list[dict[str, Any]]:
     """The new ``managedFields``: each entry in its place (an unchanged one as it was)."""
-    owned_by = {id(item): owned for item, owned in others}
-    mine_now = _my_entry(mine, applied, request) if applied else None
+    owned_by = {id(item): owned for item, owned in others} if taken else {}
     out: list[dict[str, Any]] = []
     for item in entries:
         if item is mine:
             if mine_now is not None:
                 out.append(mine_now)
             continue
-        owned = owned_by.get(id(item))
-        if owned is None or not taken:
-            out.append(item)
-            continue
+        owned = owned_by.get(id(item), set())
         lost = fields.overlapping(owned, taken)
         if not lost:
             out.append(item)
@@ -192,12 +191,11 @@ def _entries(entries: list[dict[str, Any]], mine: dict[str, Any] | None, others:
     return out
 
 
-def _my_entry(mine: dict[str, Any] | None, applied: Paths, request: ApplyRequest) -> dict[str, Any]:
+def _my_entry(mine: dict[str, Any] | None, rendered: dict[str, Any], request: ApplyRequest) -> dict[str, Any]:
     """The applier's entry: the old one (its time too) when it owns the same fields as before."""
-    if (mine is not None and mine.get("apiVersion") == request.api_version
-            and mine.get("fieldsV1") == fields.to_fields_v1(applied)):
+    if mine is not None and (mine.get("fieldsV1"), mine.get("apiVersion")) == (rendered, request.api_version):
         return mine
-    return fields.entry(request.manager, "Apply", request.api_version, applied, request.now,
+    return fields.entry(request.manager, "Apply", request.api_version, rendered, request.now,
                         request.subresource)
 
 
