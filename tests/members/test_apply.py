@@ -12,7 +12,7 @@ from fleetkeeper.api import managedfields
 from fleetkeeper.clock import VirtualClock
 from fleetkeeper.members.simulated import SimulatedCluster
 
-from .helpers import on_cluster, ref, workload
+from .helpers import on_cluster, pod, ref, workload
 
 
 def cm(labels: dict[str, str] | None = None, data: dict[str, str] | None = None,
@@ -86,6 +86,23 @@ def test_two_managers_own_different_fields_of_one_spec() -> None:
     scaler = next(e for e in live["metadata"]["managedFields"] if e["manager"] == "scaler")
     assert scaler["fieldsV1"] == {"f:spec": {"f:replicas": {}}}
     assert ("spec", "replicas") not in owners(live)["deployer"]
+
+
+def test_two_managers_own_different_fields_of_one_bare_pod() -> None:
+    manifest = pod("solo")
+    meta = {"name": "solo", "namespace": "default"}
+    deadline = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"activeDeadlineSeconds": 60}}
+
+    async def main(cluster: SimulatedCluster, _clock: VirtualClock) -> tuple[dict[str, Any], dict[str, Any]]:
+        await cluster.apply(manifest, field_manager="maker", force=False)
+        await cluster.apply(deadline, field_manager="limiter", force=False)
+        once = await cluster.apply(manifest, field_manager="maker", force=False)
+        return once, await cluster.apply(manifest, field_manager="maker", force=False)
+
+    once, again = on_cluster(main)
+    assert once["spec"]["activeDeadlineSeconds"] == 60 and once["spec"]["containers"][0]["name"] == "main"
+    assert owners(once)["limiter"] == {("spec", "activeDeadlineSeconds")}
+    assert again["metadata"]["resourceVersion"] == once["metadata"]["resourceVersion"]
 
 
 def test_status_is_never_applied() -> None:
