@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from fleetkeeper.api.builtin import BUILTIN
-from fleetkeeper.api.crd import CustomKinds, NameConflict, desired_status, parse
+from fleetkeeper.api.crd import CustomKinds, NameConflict, definition, desired_status, parse
 from fleetkeeper.api.meta import Unstructured
 from fleetkeeper.api.scheme import GroupKind, Scheme
 
@@ -85,7 +85,8 @@ def test_served_versions_are_registered_with_the_declared_plural_and_scope(kinds
     assert isinstance(obj, Unstructured) and not type(obj).NAMESPACED
 
 
-def test_a_class_made_before_the_crd_was_known_takes_the_declared_scope(kinds: CustomKinds) -> None:
+def test_a_class_made_before_the_crd_was_known_takes_the_declared_scope() -> None:
+    kinds = CustomKinds(Scheme(), shared=True)  # the process's classes, as SCHEME's CRDs have them
     guessed = Unstructured.for_kind("early.test.io/v1", "Lamp")
     assert guessed.NAMESPACED and guessed.PLURAL == "lamps"
     kinds.register(crd("early.test.io", "Lamp", plural="lampen", scope="Cluster"))
@@ -171,9 +172,26 @@ def test_a_crd_whose_names_conflict_is_not_established() -> None:
 
 
 def test_unregistering_puts_the_guessed_facts_back() -> None:
-    kinds = CustomKinds(Scheme())
+    kinds = CustomKinds(Scheme(), shared=True)
     kinds.register(crd("back.test.io", "Shelf", plural="shelves", scope="Cluster"))
     model = Unstructured.for_kind("back.test.io/v1", "Shelf")
     assert not model.NAMESPACED and model.PLURAL == "shelves"
     kinds.unregister("shelves.back.test.io")
     assert model.NAMESPACED and model.PLURAL == "shelfs", "Kubernetes' guess of a plural"
+
+
+def test_a_scheme_other_than_the_process_s_gets_classes_of_its_own() -> None:
+    guessed = Unstructured.for_kind("own.test.io/v1", "Kite")
+    one, two = CustomKinds(Scheme()), CustomKinds(Scheme())
+    one.register(crd("own.test.io", "Kite", plural="kites", scope="Cluster"))
+    two.register(crd("own.test.io", "Kite", plural="drachen"))
+    ones = one.scheme.by_plural("own.test.io", "v1", "kites")
+    twos = two.scheme.by_plural("own.test.io", "v1", "drachen")
+    assert ones is not None and twos is not None
+    assert not ones.model.NAMESPACED and twos.model.NAMESPACED and ones.model is not twos.model
+    assert guessed.NAMESPACED and guessed.PLURAL == "kites", "the process's class is left alone"
+    assert Unstructured.for_kind("own.test.io/v1", "Kite") is guessed
+    assert definition(ones) is one.get(GroupKind("own.test.io", "Kite"))
+    assert definition(twos) is two.get(GroupKind("own.test.io", "Kite"))
+    one.unregister("kites.own.test.io")
+    assert definition(ones) is None and twos.model.PLURAL == "drachen"

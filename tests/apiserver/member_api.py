@@ -31,10 +31,9 @@ class Member:
 
 
 @asynccontextmanager
-async def member_api(clock: VirtualClock, *, health: tuple[Check, ...] = (),
-                     serve_crds: bool = True) -> AsyncIterator[Member]:
+async def member_api(clock: VirtualClock, *, health: tuple[Check, ...] = ()) -> AsyncIterator[Member]:
     store = open_store("memory://", clock=clock)
-    member = MemberApi(SimulatedContainers(), health=health, serve_crds=serve_crds)
+    member = MemberApi(SimulatedContainers(), health=health)
     app = build_member_app(store, member, clock=clock, token=TOKEN)
     http = httpx.AsyncClient(transport=InProcessTransport(app), base_url="http://member.test",
                              headers={"Authorization": f"Bearer {TOKEN}"})

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fleetkeeper.api.scheme import SCHEME
+from fleetkeeper.api.scheme import SCHEME, GroupKind
 from fleetkeeper.apiserver.health import Check
 from fleetkeeper.apiserver.state import ServerState
 from fleetkeeper.clock import VirtualClock
 
-from .member_api import member_api
+from .member_api import TABLE, member_api
 
 SCHEMA = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
 PROXY = "/apis/cluster.karmada.io/v1alpha1/clusters/m1/proxy/api"
@@ -92,22 +92,48 @@ def test_a_crd_given_to_a_member_is_served_there_and_not_by_the_plane() -> None:
     assert SCHEME.by_plural("example.io", "v1", "widgets") is None
 
 
-def test_a_member_served_beside_the_plane_stores_crds_without_serving_their_kinds() -> None:
+def _gadgets(scope: str, plural: str, **version: Any) -> dict[str, Any]:
+    """A CRD of ``Gadget.pair.example.io`` with ``scope`` and ``plural``."""
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.pair.example.io"},
+            "spec": {"group": "pair.example.io", "scope": scope,
+                     "names": {"kind": "Gadget", "plural": plural},
+                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": SCHEMA,
+                                   **version}]}}
+
+
+def test_two_members_given_one_kind_with_another_scope_and_plural_serve_each_their_own() -> None:
     clock = VirtualClock()
+    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    size = {"additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}]}
 
-    async def main() -> tuple[int, list[str], int, int]:
-        async with member_api(clock, serve_crds=False) as member:
-            http = member.http
-            crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-            created = (await http.post(crds, json=WIDGETS)).status_code
-            groups = [g["name"] for g in (await http.get("/apis")).json()["groups"]]
-            widgets = (await http.get("/apis/example.io/v1/namespaces/default/widgets")).status_code
-            listed = len((await http.get(crds)).json()["items"])
-            return created, groups, widgets, listed
+    def gadget(name: str, namespace: str | None = None) -> dict[str, Any]:
+        meta = {"name": name, **({"namespace": namespace} if namespace else {})}
+        return {"apiVersion": "pair.example.io/v1", "kind": "Gadget", "metadata": meta, "spec": {"size": 3}}
 
-    created, groups, widgets, listed = clock.run(main())
-    assert (created, widgets, listed) == (201, 404, 1)
-    assert "example.io" not in groups
+    async def main() -> dict[str, Any]:
+        async with member_api(clock) as one, member_api(clock) as two:
+            assert (await one.http.post(crds, json=_gadgets("Cluster", "rigs", **size))).status_code == 201
+            assert (await two.http.post(crds, json=_gadgets("Namespaced", "gadgets"))).status_code == 201
+            made = await one.http.post("/apis/pair.example.io/v1/rigs", json=gadget("g1"))
+            theirs = await two.http.post("/apis/pair.example.io/v1/namespaces/default/gadgets",
+                                         json=gadget("g1", "default"))
+            table = (await one.http.get("/apis/pair.example.io/v1/rigs", headers=TABLE)).json()
+            assert (await two.http.delete(f"{crds}/gadgets.pair.example.io")).status_code == 200
+            again = await one.http.post("/apis/pair.example.io/v1/rigs", json=gadget("g2"))
+            return {"made": (made.status_code, made.json()["metadata"].get("namespace")),
+                    "theirs": (theirs.status_code, theirs.json()["metadata"].get("namespace")),
+                    "columns": [c["name"] for c in table["columnDefinitions"]],
+                    "again": (again.status_code, again.json()["metadata"].get("namespace")),
+                    "one": [g["metadata"]["name"]
+                            for g in (await one.http.get("/apis/pair.example.io/v1/rigs")).json()["items"]]}
+
+    found = clock.run(main())
+    assert found["made"] == (201, None) and found["again"] == (201, None), "cluster-scoped on the first"
+    assert found["theirs"] == (201, "default"), "namespaced on the second"
+    assert found["columns"] == ["Name", "Size"], "the first member's printer columns"
+    assert found["one"] == ["g1", "g2"]
+    assert SCHEME.by_group_kind(GroupKind("pair.example.io", "Gadget")) is None
 
 
 def test_a_members_health_checks_fail_every_health_endpoint() -> None:

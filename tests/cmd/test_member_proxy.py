@@ -1,7 +1,8 @@
 """The cluster proxy to the simulated members a process serves in-process, on the virtual clock:
 a watch streams through it, the fault-injection API stays out of reach, a member made down
 answers 503 naming the cluster and a member this process does not run is 503 too; exec reaches
-the member's exec endpoint, which says on the error channel that it runs nothing."""
+the member's exec endpoint, which says on the error channel that it runs nothing; a CRD given to a
+member is served there, not by the plane."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import orjson
 import pytest
 
 import fleetkeeper.api  # noqa: F401  (registers every kind)
+from fleetkeeper.api.scheme import SCHEME, GroupKind
 from fleetkeeper.apiserver import InProcessTransport, build_app
 from fleetkeeper.apiserver.asgi_socket import AsgiDialer
 from fleetkeeper.apiserver.proxy_ws import Closed, Refused
@@ -123,3 +125,46 @@ def test_exec_through_the_proxy_answers_on_the_error_channel_that_the_container_
     assert b"none of the offered protocols" in refusals[2][1]
     assert b"at least 1 command" in refusals[3][1]
     assert b'cluster \\"member1\\" is unreachable' in refusals[4][1]
+
+
+def test_a_crd_given_to_a_member_through_the_proxy_is_served_there_and_not_by_the_plane() -> None:
+    clock = VirtualClock()
+    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "lamps.proxied.example.io"},
+           "spec": {"group": "proxied.example.io", "scope": "Namespaced",
+                    "names": {"kind": "Lamp", "plural": "lamps"},
+                    "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema}]}}
+    lamp = {"apiVersion": "proxied.example.io/v1", "kind": "Lamp",
+            "metadata": {"name": "desk", "namespace": "default"}, "spec": {"watts": 40}}
+    lamps = "/apis/proxied.example.io/v1/namespaces/default/lamps"
+
+    async def main() -> tuple[int, int, list[str], int, list[str]]:
+        store = open_store("memory://", clock=clock)
+        app = build_app(store, clock=clock)
+        app.proxy.transports.append(SimulatedMembers(clock))
+        member = SimulatedFleet.for_clock(clock).open("member1")
+        http = httpx.AsyncClient(transport=InProcessTransport(app), base_url="http://plane.test")
+        member1 = PROXY.format("member1")
+        try:
+            assert (await http.post("/apis/cluster.karmada.io/v1alpha1/clusters",
+                                    json=_cluster("member1"))).status_code == 201
+            given = (await http.post(member1 + "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                                     json=crd)).status_code
+            made = (await http.post(member1 + lamps, json=lamp)).status_code
+            items = (await http.get(member1 + lamps)).json().get("items", [])
+            listed = [i["metadata"]["name"] for i in items]
+            plane = (await http.get(lamps)).status_code
+            groups = [g["name"] for g in (await http.get("/apis")).json()["groups"]]
+            return given, made, listed, plane, groups
+        finally:
+            await http.aclose()
+            app.close()
+            await member.close()
+            await store.close()
+
+    given, made, listed, plane, groups = clock.run(main())
+    assert (given, made, listed) == (201, 201, ["desk"])
+    assert plane == 404 and "proxied.example.io" not in groups
+    assert SCHEME.by_group_kind(GroupKind("proxied.example.io", "Lamp")) is None
+    assert SCHEME.by_plural("proxied.example.io", "v1", "lamps") is None

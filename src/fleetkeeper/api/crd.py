@@ -8,9 +8,13 @@ a scheme — one :class:`~fleetkeeper.api.meta.Unstructured` subclass per served
 with the declared plural and scope — and takes it out again when the CRD is deleted.
 
 Registration replaces whatever the scheme held for the kind before: an earlier version of
-the same CRD, or a class :meth:`Unstructured.for_kind` made with guessed facts (a
-namespaced kind, a guessed plural) before the CRD was known — that class is updated in
-place, so caches holding it see the declared scope (unregistering puts the guesses back).
+the same CRD, or — in the process's scheme (:data:`~fleetkeeper.api.scheme.SCHEME`) — a class
+:meth:`Unstructured.for_kind` made with guessed facts (a namespaced kind, a guessed plural)
+before the CRD was known: that class is updated in place, so caches holding it see the
+declared scope (unregistering puts the guesses back). Any other scheme (a member cluster's,
+served beside the plane's) gets classes of its own, so what it defines or drops changes
+nothing another scheme serves. :func:`definition` is the CRD a served kind's class was made
+from, whichever scheme serves it.
 Kinds the scheme serves on its own (the built-in ones) are never replaced: admission
 refuses such a CRD, and registration refuses it too. Two CRDs naming the same kind (or
 list kind) conflict: the first keeps it, the second is not served, and its status says
@@ -24,12 +28,13 @@ at, the current storage version included).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
 from fleetkeeper.api.meta import Resource, Unstructured
-from fleetkeeper.api.scheme import SCHEME, GroupKind, Scheme
+from fleetkeeper.api.scheme import SCHEME, GroupKind, ResourceInfo, Scheme
 
 CRD: Final = GroupKind("apiextensions.k8s.io", "CustomResourceDefinition")
 SCOPES: Final = ("Namespaced", "Cluster")
@@ -187,11 +192,24 @@ def parse(crd: Mapping[str, Any] | Resource) -> CustomKind:
         versions=versions)
 
 
-class CustomKinds:
-    """The CRD-defined kinds a scheme serves (see the module notes)."""
+#: the CRD each served class of a CRD-defined kind was made from (by the class)
+_DEFINITIONS: weakref.WeakKeyDictionary[type[Resource], CustomKind] = weakref.WeakKeyDictionary()
 
-    def __init__(self, scheme: Scheme) -> None:
+
+def definition(info: ResourceInfo) -> CustomKind | None:
+    """The CRD that defines a served kind, in the scheme ``info`` is from (None for other kinds)."""
+    return _DEFINITIONS.get(info.model)
+
+
+class CustomKinds:
+    """The CRD-defined kinds a scheme serves (see the module notes).
+
+    ``shared``: the kinds' classes are the process's (:meth:`Unstructured.for_kind`'s), as
+    :data:`~fleetkeeper.api.scheme.SCHEME`'s are; by default only that scheme's are."""
+
+    def __init__(self, scheme: Scheme, *, shared: bool | None = None) -> None:
         self._scheme = scheme
+        self._shared = scheme is SCHEME if shared is None else shared
         self._by_name: dict[str, CustomKind] = {}
         #: the same, by the kind they define (two CRDs never serve one kind: they conflict)
         self._by_gk: dict[GroupKind, CustomKind] = {}
@@ -253,21 +271,19 @@ class CustomKinds:
         previous = self._by_name.pop(kind.name, None)
         if previous is not None:
             self._by_gk.pop(previous.group_kind, None)
-            removed = self._scheme.remove(previous.group_kind)
-            if previous.group_kind != kind.group_kind:  # the CRD now names another kind
-                for info in removed:
-                    Unstructured.undeclare(info.api_version, info.kind)
+            self._drop(previous.group_kind, undeclare=previous.group_kind != kind.group_kind)
         served = kind.served
         if served:
             models: list[type[Resource]] = [
                 Unstructured.define(f"{kind.group}/{v.name}", kind.kind, plural=kind.plural,
                                     namespaced=kind.namespaced, singular=kind.singular,
                                     short_names=kind.short_names, has_status=v.status,
-                                    categories=kind.categories)
+                                    categories=kind.categories, shared=self._shared)
                 for v in served]
             storage = kind.storage
             stored = next((m for m, v in zip(models, served, strict=True) if v is storage), models[0])
             self._scheme.replace(kind.group_kind, models, stored)
+            _DEFINITIONS.update((model, kind) for model in models)
         self._by_name[kind.name] = kind
         self._by_gk[kind.group_kind] = kind
         return None
@@ -277,9 +293,15 @@ class CustomKinds:
         kind = self._by_name.pop(name, None)
         if kind is not None:
             self._by_gk.pop(kind.group_kind, None)
-            for info in self._scheme.remove(kind.group_kind):
-                Unstructured.undeclare(info.api_version, info.kind)
+            self._drop(kind.group_kind, undeclare=True)
         return kind
+
+    def _drop(self, gk: GroupKind, *, undeclare: bool) -> None:
+        """Stop serving a kind; ``undeclare``: the process's classes of it get their guesses back."""
+        for info in self._scheme.remove(gk):
+            _DEFINITIONS.pop(info.model, None)
+            if undeclare and self._shared:
+                Unstructured.undeclare(info.api_version, info.kind)
 
 
 #: the CRD-defined kinds of :data:`~fleetkeeper.api.scheme.SCHEME`
@@ -334,5 +356,5 @@ def desired_status(crd: Mapping[str, Any] | Resource, *, conflict: NameConflict 
 __all__ = [
     "COLUMN_TYPES", "CRD", "CUSTOM_KINDS", "ESTABLISHED", "NAMES_ACCEPTED", "SCOPES", "CustomKind",
     "CustomKinds", "CustomVersion", "NameConflict", "PrinterColumn", "ScalePaths", "custom_kind",
-    "desired_status", "parse", "wire",
+    "definition", "desired_status", "parse", "wire",
 ]

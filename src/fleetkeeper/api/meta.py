@@ -186,35 +186,25 @@ class Unstructured(Resource):
         key = (api_version, kind)
         sub = cls._subclasses.get(key)
         if sub is None:
-            attrs = {
-                "API_VERSION": api_version,
-                "KIND": kind,
-                "PLURAL": plural or default_plural(kind),
-                "NAMESPACED": namespaced,
-                "SHORT_NAMES": short_names,
-                "HAS_STATUS": has_status,
-                "CATEGORIES": categories,
-                "__module__": __name__,
-                # no fields of its own to describe; looking for its source (it has none) would
-                # walk every frame of the caller's stack, a second at an import
-                "model_config": ConfigDict(use_attribute_docstrings=False),
-            }
-            sub = type(f"Unstructured_{kind}", (Unstructured,), attrs)
-            cls._subclasses[key] = sub
+            sub = cls._subclasses[key] = _subclass(api_version, kind, {
+                "PLURAL": plural or default_plural(kind), "NAMESPACED": namespaced,
+                "SHORT_NAMES": short_names, "HAS_STATUS": has_status, "CATEGORIES": categories})
         return sub
 
     @classmethod
     def define(
         cls, api_version: str, kind: str, *, plural: str, namespaced: bool, singular: str = "",
         short_names: tuple[str, ...] = (), has_status: bool = True, categories: tuple[str, ...] = (),
+        shared: bool = True,
     ) -> type[Unstructured]:
         """The subclass of a kind whose scheme facts are declared (by a CustomResourceDefinition).
 
-        An existing subclass — one :meth:`for_kind` made with guessed facts before the kind was
-        declared — is updated in place, so every holder of the class (an informer, a cache)
-        sees the declared plural and scope from now on.
+        ``shared``: the process's class of the kind (:meth:`for_kind`'s). An existing one — made
+        with guessed facts before the kind was declared — is updated in place, so every holder of
+        the class (an informer, a cache) sees the declared plural and scope from now on. Otherwise
+        a new class of its own, which no other scheme serves (a member cluster's, beside the plane's).
         """
-        sub = cls.for_kind(api_version, kind)
+        sub = cls.for_kind(api_version, kind) if shared else _subclass(api_version, kind, {})
         sub.PLURAL = plural
         sub.SINGULAR = "" if singular == kind.lower() else singular
         sub.NAMESPACED = namespaced
@@ -249,6 +239,17 @@ class Unstructured(Resource):
             extra.pop(name, None)
         else:
             extra[name] = value
+
+
+def _subclass(api_version: str, kind: str, facts: dict[str, Any]) -> type[Unstructured]:
+    """A new Unstructured subclass of one group/version/kind with ``facts`` (``PLURAL`` …)."""
+    attrs = {
+        "API_VERSION": api_version, "KIND": kind, **facts, "__module__": __name__,
+        # no fields of its own to describe; looking for its source (it has none) would walk
+        # every frame of the caller's stack, a second at an import
+        "model_config": ConfigDict(use_attribute_docstrings=False),
+    }
+    return type(f"Unstructured_{kind}", (Unstructured,), attrs)
 
 
 _IRREGULAR = {"endpoints": "endpoints", "ingress": "ingresses", "networkpolicy": "networkpolicies"}

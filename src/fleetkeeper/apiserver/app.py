@@ -83,11 +83,11 @@ Handler = Callable[[Request, User], Awaitable[Response]]
 class ApiServerApp:
     """The ASGI application (call :meth:`close` to end open watches before shutting down)."""
 
-    def __init__(self, state: ServerState, *, kinds: CustomKinds | None = CUSTOM_KINDS) -> None:
+    def __init__(self, state: ServerState, *, kinds: CustomKinds = CUSTOM_KINDS) -> None:
         self.state = state
         self._bootstrap = Bootstrap(state)
-        #: serves the kinds of the stored CRDs (None: a member that serves none)
-        self._crds = CrdServing(state, kinds) if kinds is not None else None
+        #: serves the kinds of the stored CRDs
+        self._crds = CrdServing(state, kinds)
         self._requests = Children()
         #: Karmada's cluster proxy (add the transports of members served in-process to it)
         self.proxy = ClusterProxy(state.store, max_body_bytes=state.config.max_body_bytes,
@@ -162,8 +162,7 @@ class ApiServerApp:
                     await self.state.authz.ensure(self.state.closing)
                 user = self._authenticate(request)
                 await self._bootstrap.ensure()
-                if self._crds is not None:
-                    await self._crds.ensure()
+                await self._crds.ensure()
                 response = await endpoint(request, user)
             except errors.ApiError as exc:
                 response = status_response(exc)
@@ -360,7 +359,7 @@ class ApiServerApp:
         if self.state.authz is not None and response.status_code < 300 and not ctx.dry_run \
                 and method != "DELETE":
             self.state.authz.written(target.info.kind, response.body)
-        if target.info.group_kind == CRD and not ctx.dry_run and self._crds is not None:
+        if target.info.group_kind == CRD and not ctx.dry_run:
             await self._crds.refresh(name)  # served before the client hears the CRD was written
         return response
 

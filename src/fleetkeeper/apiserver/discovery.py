@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from fleetkeeper.api.crd import custom_kind
+from fleetkeeper.api.crd import definition
 from fleetkeeper.api.scheme import ResourceInfo, Scheme
 
 #: (group, kind) of the templates with a ``/scale`` subresource (``autoscaling/v1`` Scale)
@@ -55,7 +55,7 @@ def has_scale(info: ResourceInfo) -> bool:
     """Whether a kind has a ``/scale`` subresource (the scalable workloads, CRDs that declare one)."""
     if (info.group, info.kind) in SCALABLE:
         return True
-    custom = custom_kind(info.group_kind)
+    custom = definition(info)
     version = custom.version(info.version) if custom is not None else None
     return version is not None and version.scale is not None
 

@@ -23,7 +23,7 @@ import functools
 import json
 from typing import Any
 
-from fleetkeeper.api.crd import custom_kind
+from fleetkeeper.api.crd import definition
 from fleetkeeper.api.meta import Unstructured
 from fleetkeeper.api.scheme import ResourceInfo
 from fleetkeeper.apiserver.kubeschema import kind_schemas
@@ -164,7 +164,7 @@ _DECLARED: dict[int, tuple[object, Node]] = {}
 
 
 def _declared(info: ResourceInfo) -> Node | None:
-    custom = custom_kind(info.group_kind)
+    custom = definition(info)
     version = custom.version(info.version) if custom is not None else None
     schema = version.schema if version is not None else None
     if schema is None:
@@ -184,7 +184,7 @@ def checker_for(info: ResourceInfo) -> Node | None:
     nothing describes, which are stored as given)."""
     if not issubclass(info.model, Unstructured):
         return None
-    if custom_kind(info.group_kind) is not None:
+    if definition(info) is not None:
         return _declared(info)
     return _builtin(info.group, info.version, info.kind)
 

@@ -29,6 +29,7 @@ from starlette.responses import Response
 
 from fleetkeeper import errors
 from fleetkeeper.api import managedfields as fields
+from fleetkeeper.api.crd import definition
 from fleetkeeper.api.printing.table import include_object, wants_table
 from fleetkeeper.apiserver import cascade, escalation, fieldlabels, namespaces, tables
 from fleetkeeper.apiserver.admit import admit_object, shape
@@ -47,7 +48,7 @@ def _table_or(state: ServerState, ctx: Context, objects: list[dict[str, Any]], r
     info = ctx.target.info
     return tables.table(info.group, info.kind, objects, now=state.clock.now(),
                         resource_version=resource_version, include_object=include,
-                        continue_token=continue_token)
+                        continue_token=continue_token, custom=definition(info))
 
 
 async def list_objects(state: ServerState, ctx: Context) -> Response:

@@ -1,16 +1,15 @@
 """This API server as a member cluster's: Kubernetes' kinds only, as a kube-apiserver serves them.
 
-:func:`~fleetkeeper.apiserver.app.build_member_app` serves a member's store (a simulated
+:func:`~fleetkeeper.apiserver.member_app.build_member_app` serves a member's store (a simulated
 member's, say) the way the plane's store is served — the same verbs, watch, apply, tables,
 field selectors, discovery and OpenAPI — with what differs on a member cluster:
 
 * **Kubernetes' kinds only** (:func:`member_scheme`): none of Karmada's groups nor the
   plane's own (``fleetkeeper.io``) is served, so discovery, OpenAPI and the routes show none
   of them; there is no cluster proxy. A ``CustomResourceDefinition`` the member is given is
-  stored, and its kind served (:mod:`~fleetkeeper.apiserver.crds`) in the member's own scheme
-  when the member is served in a process of its own (``serve_crds``; the models of CRD-defined
-  kinds are shared by a process, so a member served beside the plane stores CRDs without
-  serving their kinds);
+  stored, and its kind served (:mod:`~fleetkeeper.apiserver.crds`) in the member's own scheme,
+  with classes of its own (:class:`~fleetkeeper.api.crd.CustomKinds`): what a member served
+  beside the plane defines or drops changes nothing the plane or another member serves;
 * **Namespaces**: the member starts with Kubernetes' own (``default``, ``kube-system``,
   ``kube-public``, ``kube-node-lease``), made when missing before the first answer;
 * **one identity**: the member's bearer token is its admin (``system:masters``), and no
@@ -81,9 +80,6 @@ class MemberApi:
     kubernetes_version: str = "v1.31.0"
     #: checks added to ``/healthz``, ``/livez`` and ``/readyz`` (a member made unhealthy fails them)
     health: tuple[Check, ...] = ()
-    #: serve the kinds of the CRDs it is given; only where no other API server runs in the process
-    #: (the models of those kinds are the process's: a member's CRD would change the plane's)
-    serve_crds: bool = True
 
     def version(self) -> dict[str, Any]:
         return version_info(self.kubernetes_version)

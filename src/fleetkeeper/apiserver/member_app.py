@@ -4,7 +4,10 @@
 :class:`MemberServerApp`, the plane's :class:`~fleetkeeper.apiserver.app.ApiServerApp` with
 what differs on a member (:mod:`~fleetkeeper.apiserver.member`): Kubernetes' kinds only, no
 cluster proxy, its pods' ``log``, ``exec`` and ``attach``
-(:mod:`~fleetkeeper.apiserver.member_pods`), its version and its health checks.
+(:mod:`~fleetkeeper.apiserver.member_pods`), its version and its health checks. The kinds of
+the CRDs it is given are served in its own scheme, with classes of its own
+(:class:`~fleetkeeper.api.crd.CustomKinds`), so a member served beside the plane changes
+nothing the plane serves.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from fleetkeeper.store.interface import StoreProtocol
 class MemberServerApp(ApiServerApp):
     """A member cluster's API server (see the module notes)."""
 
-    def __init__(self, state: ServerState, member: MemberApi, *, kinds: CustomKinds | None) -> None:
+    def __init__(self, state: ServerState, member: MemberApi, *, kinds: CustomKinds) -> None:
         #: what this member serves beyond its store
         self.member = member
         #: its pods' log, exec and attach
@@ -61,7 +64,7 @@ def build_member_app(store: StoreProtocol, member: MemberApi, *, clock: Clock, t
     scheme = member_scheme()
     tokens = Tokens(admin=token) if token is not None else None
     state = ServerState(store, clock=clock, scheme=scheme, tokens=tokens, config=member_config(config))
-    return MemberServerApp(state, member, kinds=CustomKinds(scheme) if member.serve_crds else None)
+    return MemberServerApp(state, member, kinds=CustomKinds(scheme))
 
 
 __all__ = ["MemberServerApp", "build_member_app"]

@@ -43,7 +43,7 @@ from typing import Any
 import orjson
 from pydantic.json_schema import models_json_schema
 
-from fleetkeeper.api.crd import custom_kind
+from fleetkeeper.api.crd import definition
 from fleetkeeper.api.jsoncopy import json_copy
 from fleetkeeper.api.meta import Unstructured
 from fleetkeeper.api.scheme import ResourceInfo, Scheme
@@ -129,7 +129,7 @@ def _component_schemas(infos: list[ResourceInfo], prefix: str) -> dict[str, Any]
         ref = keys[(info.model, "validation")].get("$ref", "")
         schema = schemas.pop(prefix + ref[len(_NO_REF):])
         builtin = kind_schemas(info.group, info.version, info.kind) \
-            if issubclass(info.model, Unstructured) and custom_kind(info.group_kind) is None else None
+            if issubclass(info.model, Unstructured) and definition(info) is None else None
         if builtin is not None:
             schema = _builtin(*builtin, schemas)
         elif issubclass(info.model, Unstructured):
@@ -187,7 +187,7 @@ def _described_fields(schemas: dict[str, Any], prefix: str) -> None:
 
 def _declared(info: ResourceInfo, schema: dict[str, Any]) -> None:
     """Describe a CRD-defined kind by the CRD's ``openAPIV3Schema`` (``metadata`` stays the typed one)."""
-    custom = custom_kind(info.group_kind)
+    custom = definition(info)
     version = custom.version(info.version) if custom is not None else None
     if version is None or version.schema is None:
         return

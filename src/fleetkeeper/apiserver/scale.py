@@ -18,7 +18,7 @@ from typing import Any
 from starlette.responses import Response
 
 from fleetkeeper import errors
-from fleetkeeper.api.crd import ScalePaths, custom_kind
+from fleetkeeper.api.crd import ScalePaths, definition
 from fleetkeeper.api.kubepatch import apply_kube_json_patch
 from fleetkeeper.api.patch import apply_merge_patch
 from fleetkeeper.api.scheme import ResourceInfo
@@ -44,7 +44,7 @@ def _selector(obj: dict[str, Any]) -> str:
 
 def declared_paths(info: ResourceInfo) -> ScalePaths | None:
     """Where a CRD-defined kind keeps its replicas (None for the built-in workloads)."""
-    custom = custom_kind(info.group_kind)
+    custom = definition(info)
     version = custom.version(info.version) if custom is not None else None
     return version.scale if version is not None else None
 

@@ -22,13 +22,12 @@ from typing import Any
 import orjson
 
 from fleetkeeper.api.base import human_duration
-from fleetkeeper.api.crd import PrinterColumn, custom_kind
+from fleetkeeper.api.crd import CustomKind, PrinterColumn
 from fleetkeeper.api.jsonpath import evaluate
 from fleetkeeper.api.jsonpath_parse import JSONPathError
 from fleetkeeper.api.printing import table as printing
 from fleetkeeper.api.printing.columns import AGE, NAME, Cell, Column, dig, since
 from fleetkeeper.api.printing.kube import KUBE_COLUMNS
-from fleetkeeper.api.scheme import GroupKind
 from fleetkeeper.apiserver.printers import COLUMNS, FULL_COLUMNS
 
 # --- kinds defined by CustomResourceDefinitions
@@ -68,9 +67,8 @@ def _printed(column: PrinterColumn) -> Callable[[dict[str, Any], datetime], Cell
     return extract
 
 
-def custom_columns(group: str, kind: str) -> tuple[Column, ...] | None:
-    """The columns of a CRD-defined kind (None for other kinds)."""
-    custom = custom_kind(GroupKind(group, kind))
+def custom_columns(custom: CustomKind | None) -> tuple[Column, ...] | None:
+    """The columns of the kind a CRD defines (None: no CRD)."""
     if custom is None:
         return None
     version = custom.storage or (custom.served[0] if custom.served else None)
@@ -81,10 +79,10 @@ def custom_columns(group: str, kind: str) -> tuple[Column, ...] | None:
     return (NAME, *printed)
 
 
-def columns_for(group: str, kind: str) -> tuple[Column, ...]:
-    """Every column of a kind: its own (:data:`FULL_COLUMNS`, kubectl's for a built-in kind, a CRD's)
-    or NAME, Karmada's columns, AGE."""
-    full = FULL_COLUMNS.get((group, kind)) or KUBE_COLUMNS.get((group, kind)) or custom_columns(group, kind)
+def columns_for(group: str, kind: str, custom: CustomKind | None = None) -> tuple[Column, ...]:
+    """Every column of a kind: its own (:data:`FULL_COLUMNS`, kubectl's for a built-in kind, those of
+    ``custom``, the CRD defining it) or NAME, Karmada's columns, AGE."""
+    full = FULL_COLUMNS.get((group, kind)) or KUBE_COLUMNS.get((group, kind)) or custom_columns(custom)
     if full is not None:
         return full
     return (NAME, *COLUMNS.get((group, kind), ()), AGE)
@@ -93,10 +91,12 @@ def columns_for(group: str, kind: str) -> tuple[Column, ...]:
 def table(
     group: str, kind: str, objects: list[dict[str, Any]], *, now: datetime,
     resource_version: str = "", include_object: str = "Metadata", continue_token: str | None = None,
+    custom: CustomKind | None = None,
 ) -> dict[str, Any]:
-    """A ``meta.k8s.io/v1`` Table of ``objects``."""
-    return printing.table(columns_for(group, kind), objects, now=now, resource_version=resource_version,
-                          include_object=include_object, continue_token=continue_token)
+    """A ``meta.k8s.io/v1`` Table of ``objects`` (``custom``: the CRD defining their kind)."""
+    return printing.table(columns_for(group, kind, custom), objects, now=now,
+                          resource_version=resource_version, include_object=include_object,
+                          continue_token=continue_token)
 
 
 __all__ = ["AGE", "COLUMNS", "FULL_COLUMNS", "NAME", "Column", "columns_for", "custom_columns",

@@ -38,6 +38,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from fleetkeeper import errors
+from fleetkeeper.api.crd import definition
 from fleetkeeper.api.printing.table import include_object, wants_table
 from fleetkeeper.apiserver import fieldlabels, tables
 from fleetkeeper.apiserver.request import parse_bool, parse_int
@@ -101,7 +102,7 @@ class _Stream:
         info = self.ctx.target.info
         rv = str((obj.get("metadata") or {}).get("resourceVersion", ""))
         return tables.table(info.group, info.kind, [obj], now=self.state.clock.now(), resource_version=rv,
-                            include_object=self.include)
+                            include_object=self.include, custom=definition(info))
 
     def _bookmark(self, *, end: bool) -> bytes:
         info = self.ctx.target.info

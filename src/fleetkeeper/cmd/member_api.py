@@ -52,13 +52,11 @@ class MemberServing:
         await self.store.close()
 
 
-def member_app(cluster: SimulatedCluster, *, token: str | None, serve_crds: bool = True) -> MemberServing:
-    """The member's API server (``token=None``: every caller is its admin, in-process only;
-    ``serve_crds=False`` beside the plane's API server: see
-    :class:`~fleetkeeper.apiserver.member.MemberApi`)."""
+def member_app(cluster: SimulatedCluster, *, token: str | None) -> MemberServing:
+    """The member's API server (``token=None``: every caller is its admin, in-process only)."""
     store = ClusterStore(cluster)
     member = MemberApi(SimulatedContainers(), kubernetes_version=cluster.kubernetes_version,
-                       health=(Check("member", MemberHealth(cluster)),), serve_crds=serve_crds)
+                       health=(Check("member", MemberHealth(cluster)),))
     return MemberServing(build_member_app(store, member, clock=cluster.clock, token=token), store)
 
 

@@ -8,8 +8,7 @@ member's store) is called through
 WebSockets (``kubectl exec``) through :class:`~fleetkeeper.apiserver.asgi_socket.AsgiDialer`.
 A member made down or a black hole by a fault refuses the connection, as it would over the
 wire; its fault-injection API (``member-sim``'s) is not served this way. A CRD given to such a
-member is stored there but its kind is not served by the member's API (the kind's model is the
-process's, which the plane serves).
+member is served by it alone: the member's scheme has classes of its own for the kind.
 """
 
 from __future__ import annotations
@@ -82,7 +81,7 @@ class SimulatedMembers:
         reached = self._servers.get(name)
         if reached is None:
             member = self._fleet[name]
-            server = member_app(member, token=None, serve_crds=False).app  # beside the plane's
+            server = member_app(member, token=None).app
             reached = self._servers[name] = (_Reachable(member, server), _ReachableSockets(member, server))
         return Connection(f"http://{name}.simulated", transport=reached[0], dialer=reached[1])
 
