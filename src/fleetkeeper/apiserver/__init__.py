@@ -13,7 +13,8 @@ Modules, by concept: :mod:`.app` (routing, authn/authz wiring, errors as Status)
 :mod:`.request` (paths, queries, bodies), :mod:`.handlers` (verbs), :mod:`.patching`
 (patch and apply requests) over :mod:`fleetkeeper.api.patch`, :mod:`.strategic` and
 :mod:`fleetkeeper.api.serverapply` with :mod:`fleetkeeper.api.managedfields`, :mod:`.scale`,
-:mod:`.watch`, :mod:`.tables`, :mod:`.discovery`, :mod:`.openapi` and :mod:`.openapi_v2` with
+:mod:`.watch`, :mod:`.tables`, :mod:`.documents` (served from :mod:`.discovery`, :mod:`.openapi` and
+:mod:`.openapi_v2`) with
 :mod:`.kubeschema` (Kubernetes' kinds' schemas), :mod:`.crds` (the kinds of
 CustomResourceDefinitions), :mod:`.admit` (admission on every write) with :mod:`.fieldcheck`
 (unknown and duplicate fields), :mod:`.auth`, :mod:`.certs`, :mod:`.identity` and

@@ -58,12 +58,11 @@ from fleetkeeper.apiserver.auth import (
     authorize_path,
 )
 from fleetkeeper.apiserver.crds import CrdServing
-from fleetkeeper.apiserver.discovery import AGGREGATED_CONTENT_TYPE, version_info, wants_aggregated
+from fleetkeeper.apiserver.discovery import version_info
+from fleetkeeper.apiserver.documents import Documents
 from fleetkeeper.apiserver.fieldcheck import duplicate_fields
 from fleetkeeper.apiserver.metrics import Children, labels_of
 from fleetkeeper.apiserver.namespaces import Bootstrap
-from fleetkeeper.apiserver.openapi_v2 import PROTOBUF as OPENAPI_V2
-from fleetkeeper.apiserver.openapi_v2 import PROTOBUF_ANSWER as OPENAPI_V2_ANSWER
 from fleetkeeper.apiserver.proxy import PREFIX as PROXY_PREFIX
 from fleetkeeper.apiserver.proxy import ClusterProxy
 from fleetkeeper.apiserver.proxy_ws import refuse
@@ -113,10 +112,11 @@ class ApiServerApp:
     def _routes(self) -> list[BaseRoute]:
         get = ["GET", "HEAD"]
         every = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]
+        docs = Documents(self.state)
         fixed: list[tuple[str, Handler]] = [
             ("/healthz", self._health), ("/livez", self._health), ("/readyz", self._health),
-            ("/version", self._version), ("/api", self._api), ("/apis", self._apis),
-            ("/openapi/v3", self._openapi_index), ("/openapi/v2", self._openapi_v2),
+            ("/version", self._version), ("/api", docs.api), ("/apis", docs.apis),
+            ("/openapi/v3", docs.openapi_index), ("/openapi/v2", docs.openapi_v2),
         ]
         routes: list[BaseRoute] = [Route(path, self._guard(fn), methods=get) for path, fn in fixed]
         routes += [Route(path + "/", self._guard(fn), methods=get) for path, fn in fixed]
@@ -124,14 +124,14 @@ class ApiServerApp:
             *(Route(f"/{name}/{{check}}", self._guard(self._health_check), methods=get)
               for name in health.CHECKS),
             Route("/metrics", self._guard(self._metrics), methods=get),
-            Route("/openapi/v3/{path:path}", self._guard(self._openapi_doc), methods=get),
-            Route("/api/{version}", self._guard(self._core_resources), methods=get),
-            Route("/api/{version}/", self._guard(self._core_resources), methods=get),
+            Route("/openapi/v3/{path:path}", self._guard(docs.openapi_doc), methods=get),
+            Route("/api/{version}", self._guard(docs.core_resources), methods=get),
+            Route("/api/{version}/", self._guard(docs.core_resources), methods=get),
             Route("/api/{version}/{rest:path}", self._guard(self._core_request), methods=every),
-            Route("/apis/{group}", self._guard(self._group), methods=get),
-            Route("/apis/{group}/", self._guard(self._group), methods=get),
-            Route("/apis/{group}/{version}", self._guard(self._resources), methods=get),
-            Route("/apis/{group}/{version}/", self._guard(self._resources), methods=get),
+            Route("/apis/{group}", self._guard(docs.group), methods=get),
+            Route("/apis/{group}/", self._guard(docs.group), methods=get),
+            Route("/apis/{group}/{version}", self._guard(docs.resources), methods=get),
+            Route("/apis/{group}/{version}/", self._guard(docs.resources), methods=get),
             Route("/apis/{}/{}/{}".format(*reviews.ACCESS_REVIEW), self._guard(self._access_review),
                   methods=["POST"]),
             Route("/apis/{}/{}/{}".format(*reviews.SELF_REVIEW), self._guard(self._self_review),
@@ -220,68 +220,6 @@ class ApiServerApp:
 
     async def _version(self, request: Request, user: User) -> Response:
         return json_response(version_info(minor=self.state.config.kubernetes_minor))
-
-    async def _api(self, request: Request, user: User) -> Response:
-        if wants_aggregated(request.headers.get("accept")):
-            return self._aggregated(request, core=True)
-        return json_response(self.state.discovery.api_versions())
-
-    async def _apis(self, request: Request, user: User) -> Response:
-        if wants_aggregated(request.headers.get("accept")):
-            return self._aggregated(request, core=False)
-        return json_response(self.state.discovery.group_list())
-
-    def _aggregated(self, request: Request, *, core: bool) -> Response:
-        """Aggregated discovery with its ETag; ``304`` when the client's copy is current."""
-        body, etag = self.state.discovery.aggregated_document(core=core)
-        headers = {"Etag": f'"{etag}"', "Vary": "Accept"}
-        if f'"{etag}"' in (request.headers.get("if-none-match") or ""):
-            return Response(status_code=304, headers=headers)
-        return Response(body, media_type=AGGREGATED_CONTENT_TYPE, headers=headers)
-
-    async def _group(self, request: Request, user: User) -> Response:
-        found = self.state.discovery.group(request.path_params["group"])
-        if found is None:
-            raise errors.NotFound("the server could not find the requested resource")
-        return json_response(found)
-
-    async def _core_resources(self, request: Request, user: User) -> Response:
-        return self._resource_list("", request.path_params["version"])
-
-    async def _resources(self, request: Request, user: User) -> Response:
-        return self._resource_list(request.path_params["group"], request.path_params["version"])
-
-    def _resource_list(self, group: str, version: str) -> Response:
-        found = self.state.discovery.resource_list(group, version)
-        if found is None:
-            raise errors.NotFound("the server could not find the requested resource")
-        return json_response(found)
-
-    async def _openapi_index(self, request: Request, user: User) -> Response:
-        return json_response(self.state.openapi.index())
-
-    async def _openapi_v2(self, request: Request, user: User) -> Response:
-        """Swagger 2.0 of every served kind: protobuf when asked for (kubectl), JSON otherwise."""
-        body, proto, etag = self.state.openapi.v2()
-        headers = {"Etag": f'"{etag}"', "Vary": "Accept"}
-        if f'"{etag}"' in (request.headers.get("if-none-match") or ""):
-            return Response(status_code=304, headers=headers)
-        accept = request.headers.get("accept") or ""
-        if OPENAPI_V2 in accept or OPENAPI_V2_ANSWER in accept:
-            return Response(proto, media_type=OPENAPI_V2_ANSWER, headers=headers)
-        return Response(body, media_type="application/json", headers=headers)
-
-    async def _openapi_doc(self, request: Request, user: User) -> Response:
-        parts = request.path_params["path"].strip("/").split("/")
-        doc = None
-        if len(parts) == 2 and parts[0] == "api":
-            doc = self.state.openapi.document("", parts[1])
-        elif len(parts) == 3 and parts[0] == "apis":
-            doc = self.state.openapi.document(parts[1], parts[2])
-        if doc is None:
-            raise errors.NotFound("the server could not find the requested resource")
-        return Response(doc[0], media_type="application/json",
-                        headers={"Cache-Control": "public, immutable", "Etag": f'"{doc[1]}"'})
 
     async def _metrics(self, request: Request, user: User) -> Response:
         """The process's Prometheus metrics (the controllers' reconciles when they run here); the
