@@ -10,8 +10,10 @@ import json
 from typing import Any
 
 import httpx
+from structlog.testing import capture_logs
 
 from fleetkeeper.apiserver import InProcessTransport
+from fleetkeeper.apiserver.crds import REWATCH_MAX_SECONDS
 from fleetkeeper.clock import VirtualClock
 from fleetkeeper.cmd.member_api import member_app
 from fleetkeeper.members.simulated import SimulatedCluster
@@ -202,3 +204,20 @@ def test_a_down_or_silent_member_answers_503_or_504_not_an_internal_error() -> N
             return answers
 
     assert on_cluster(main, call_timeout=5.0) == [(503, "ServiceUnavailable"), (504, "Timeout")]
+
+
+def test_a_member_down_for_a_minute_is_retried_with_back_off_and_one_warning() -> None:
+    async def main(cluster: SimulatedCluster, clock: VirtualClock) -> list[dict[str, Any]]:
+        async with _client(cluster) as http:
+            assert (await http.get(PODS)).status_code == 200  # its CRDs followed from the first answer on
+            with capture_logs() as seen:
+                cluster.down()
+                await clock.sleep(60)
+                cluster.up()
+                await clock.sleep(REWATCH_MAX_SECONDS + 1)
+                assert (await http.get(PODS)).status_code == 200
+            return [e for e in seen if e["event"] == "CRD watch failed; listing again"]
+
+    failed = on_cluster(main)
+    assert [e["log_level"] for e in failed].count("warning") == 1
+    assert 3 <= len(failed) <= 12, len(failed)  # 0.4 s, 0.8 s, … up to 10 s apart, not every 0.2 s

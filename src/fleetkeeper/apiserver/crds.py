@@ -44,6 +44,8 @@ from fleetkeeper.store.interface import Event
 log = structlog.get_logger("fleetkeeper.apiserver.crds")
 #: pause before watching again after a watch ended or failed
 REWATCH_SECONDS = 0.2
+#: the longest pause between attempts while the store keeps failing (a member cluster that is down)
+REWATCH_MAX_SECONDS = 10.0
 
 
 def _name_and_revision(obj: dict[str, Any]) -> tuple[str, int]:
@@ -118,21 +120,26 @@ class CrdServing:
         """Watch CRDs until the server closes; list again when the watch is lost."""
         closing = asyncio.ensure_future(self._state.closing.wait())
         since: int | None = revision
+        failures = 0  # in a row: each doubles the pause; the first is logged at warning, the others at debug
         try:
             while not closing.done():
                 try:
                     if since is None:
                         since = await self._resync()
                     since = await self._watch(since, closing)
+                    failures = 0
                 except errors.Gone:
                     log.info("CRD watch expired; listing again", resource_version=since)
                     since = None
                     continue
                 except Exception as exc:  # a store hiccup must not end serving: list and watch again
-                    log.warning("CRD watch failed; listing again", error=repr(exc))
+                    (log.warning if failures == 0 else log.debug)(
+                        "CRD watch failed; listing again", error=repr(exc), failures=failures + 1)
                     since = None
+                    failures += 1
                 # the stream ended or failed: pause, then go on from where it stopped
-                await asyncio.wait({closing}, timeout=REWATCH_SECONDS)
+                pause = min(REWATCH_SECONDS * 2 ** min(failures, 16), REWATCH_MAX_SECONDS)
+                await asyncio.wait({closing}, timeout=pause)
         finally:
             closing.cancel()
 
@@ -221,4 +228,4 @@ class CrdServing:
                      count=len(listed.items))
 
 
-__all__ = ["REWATCH_SECONDS", "CrdServing"]
+__all__ = ["REWATCH_MAX_SECONDS", "REWATCH_SECONDS", "CrdServing"]
