@@ -1,8 +1,9 @@
 """The cluster proxy to the simulated members a process serves in-process, on the virtual clock:
 a watch streams through it, the fault-injection API stays out of reach, a member made down
-answers 503 naming the cluster and a member this process does not run is 503 too; exec reaches
-the member's exec endpoint, which says on the error channel that it runs nothing; a CRD given to a
-member is served there, not by the plane."""
+answers 503 naming the cluster at once, a black hole only after the member's call timeout, and a
+member this process does not run is 503 too; exec reaches the member's exec endpoint, which says
+on the error channel that it runs nothing; a CRD given to a member is served there, not by the
+plane."""
 
 from __future__ import annotations
 
@@ -168,3 +169,31 @@ def test_a_crd_given_to_a_member_through_the_proxy_is_served_there_and_not_by_th
     assert plane == 404 and "proxied.example.io" not in groups
     assert SCHEME.by_group_kind(GroupKind("proxied.example.io", "Lamp")) is None
     assert SCHEME.by_plural("proxied.example.io", "v1", "lamps") is None
+
+
+def test_a_black_holed_member_leaves_a_proxied_request_unanswered_until_its_call_timeout() -> None:
+    clock = VirtualClock()
+
+    async def main() -> tuple[float, int, str]:
+        store = open_store("memory://", clock=clock)
+        app = build_app(store, clock=clock)
+        app.proxy.transports.append(SimulatedMembers(clock))
+        member = SimulatedFleet.for_clock(clock).open("member1", call_timeout=7.0)
+        http = httpx.AsyncClient(transport=InProcessTransport(app), base_url="http://plane.test")
+        try:
+            assert (await http.post("/apis/cluster.karmada.io/v1alpha1/clusters",
+                                    json=_cluster("member1"))).status_code == 201
+            member.blackhole()
+            started = clock.monotonic()
+            answer = await http.get(PROXY.format("member1") + "/api")  # discovery too, not only the store
+            return clock.monotonic() - started, answer.status_code, answer.json()["message"]
+        finally:
+            await http.aclose()
+            app.close()
+            await member.close()
+            await store.close()
+
+    waited, code, message = clock.run(main())
+    assert waited == 7.0 and code == 503
+    assert message == ('cluster "member1" is unreachable: ReadTimeout: '
+                       "member cluster 'member1': no answer within 7s")

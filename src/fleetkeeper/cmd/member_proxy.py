@@ -6,8 +6,9 @@ member's Kubernetes API (:mod:`~fleetkeeper.cmd.member_api`: the plane's API ser
 member's store) is called through
 :class:`~fleetkeeper.apiserver.transport.InProcessTransport`, streams included, and
 WebSockets (``kubectl exec``) through :class:`~fleetkeeper.apiserver.asgi_socket.AsgiDialer`.
-A member made down or a black hole by a fault refuses the connection, as it would over the
-wire; its fault-injection API (``member-sim``'s) is not served this way. A CRD given to such a
+A member made down by a fault refuses the connection, as it would over the wire, and a black
+hole leaves a request unanswered until the member's call timeout (then ``503`` naming the
+timeout); its fault-injection API (``member-sim``'s) is not served this way. A CRD given to such a
 member is served by it alone: the member's scheme has classes of its own for the kind.
 """
 
@@ -29,20 +30,29 @@ from fleetkeeper.cmd.member_api import member_app
 from fleetkeeper.errors import ServiceUnavailable
 from fleetkeeper.members.simulated import SimulatedFleet
 from fleetkeeper.members.simulated.cluster import SimulatedCluster
-from fleetkeeper.members.simulated.faults import refuses
+from fleetkeeper.members.simulated.faults import ApiState, refuses
+
+#: how long a request to a black-holed member goes unanswered when the member sets no call timeout
+BLACKHOLE_SECONDS = 30.0
 
 
 class _Reachable(httpx.AsyncBaseTransport):
-    """Calls one simulated member's API in-process, unless a fault makes it refuse connections."""
+    """Calls one simulated member's API in-process, unless a fault makes it refuse connections
+    (down: at once) or swallow them (a black hole: no answer, for the member's call timeout)."""
 
     def __init__(self, cluster: SimulatedCluster, server: ASGIApp) -> None:
         self._cluster = cluster
         self._inner = InProcessTransport(server)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if refuses(self._cluster.state):
-            raise httpx.ConnectError(f"member cluster {self._cluster.name!r}: connection refused",
-                                     request=request)
+        cluster = self._cluster
+        if cluster.state is ApiState.BLACKHOLE:
+            waited = cluster.call_timeout or BLACKHOLE_SECONDS
+            await cluster.clock.sleep(waited)
+            raise httpx.ReadTimeout(f"member cluster {cluster.name!r}: no answer within {waited:g}s",
+                                    request=request)
+        if refuses(cluster.state):
+            raise httpx.ConnectError(f"member cluster {cluster.name!r}: connection refused", request=request)
         return await self._inner.handle_async_request(request)
 
 
