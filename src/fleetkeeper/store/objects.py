@@ -144,18 +144,46 @@ def prepare_create(obj: dict[str, Any], *, uid: str, now: str, revision: int) ->
     meta = obj["metadata"]
     if meta.get("resourceVersion"):
         raise errors.BadRequest("resourceVersion should not be set on objects to be created")
-    meta["uid"] = uid
-    meta["creationTimestamp"] = now
-    meta["generation"] = 1
-    meta["resourceVersion"] = str(revision)
+    stamp_created(meta, uid=uid, now=now, version=str(revision))
     meta.pop("deletionTimestamp", None)
     meta.pop("deletionGracePeriodSeconds", None)
     if not meta.get("namespace"):
         meta.pop("namespace", None)
 
 
-def _spec_like(obj: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in obj.items() if k not in _NOT_SPEC}
+def stamp_created(meta: dict[str, Any], *, uid: str, now: str, version: str) -> None:
+    """The system metadata of a new object, set in ``meta`` (a private dict): its ``uid``,
+    ``creationTimestamp``, ``generation`` 1 and ``resourceVersion``."""
+    meta["uid"] = uid
+    meta["creationTimestamp"] = now
+    meta["generation"] = 1
+    meta["resourceVersion"] = version
+
+
+def carry_identity(meta: dict[str, Any], old_meta: dict[str, Any], *, changed: bool) -> None:
+    """What an update keeps of the stored metadata, set in ``meta`` (a private dict): ``uid``
+    and ``creationTimestamp``, and ``generation``, moved on when a spec-like field ``changed``."""
+    for field in _IDENTITY:
+        if field in old_meta:
+            meta[field] = old_meta[field]
+        else:
+            meta.pop(field, None)
+    meta["generation"] = next_generation(old_meta, changed=changed)
+
+
+def next_generation(old_meta: dict[str, Any], *, changed: bool) -> int:
+    """The ``generation`` after an update: the stored one, plus one when a spec-like field changed."""
+    generation = int(old_meta.get("generation") or 1)
+    return generation + 1 if changed else generation
+
+
+def spec_changed(new: dict[str, Any], old: dict[str, Any]) -> bool:
+    """Whether a top-level field outside ``apiVersion``, ``kind``, ``metadata`` and ``status``
+    differs (one that moves ``generation`` on)."""
+    for field, value in new.items():
+        if field not in _NOT_SPEC and (field not in old or (old[field] is not value and old[field] != value)):
+            return True
+    return any(field not in new for field in old if field not in _NOT_SPEC)
 
 
 def _check_immutable(new_meta: dict[str, Any], old_meta: dict[str, Any], key: Key) -> None:
@@ -178,7 +206,8 @@ def _check_finalizers(new_meta: dict[str, Any], old_meta: dict[str, Any], key: K
                              kind=key.kind, name=key.name)
 
 
-_CARRIED = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds")
+_IDENTITY = ("uid", "creationTimestamp")
+_CARRIED = (*_IDENTITY, "deletionTimestamp", "deletionGracePeriodSeconds")
 
 
 def prepare_update(new: dict[str, Any], old: dict[str, Any], key: Key, *,
@@ -202,10 +231,7 @@ def prepare_update(new: dict[str, Any], old: dict[str, Any], key: Key, *,
             new_meta.pop(field, None)
     if not new_meta.get("namespace"):
         new_meta.pop("namespace", None)
-    generation = int(old_meta.get("generation") or 1)
-    if _spec_like(new) != _spec_like(old):
-        generation += 1
-    new_meta["generation"] = generation
+    new_meta["generation"] = next_generation(old_meta, changed=spec_changed(new, old))
     if with_status:
         return new
     if "status" in old:
@@ -301,8 +327,8 @@ def restamp(obj: dict[str, Any], revision: int) -> dict[str, Any]:
 
 
 __all__ = [
-    "STALE", "already_exists", "check_size", "conflict", "copy_in", "encoded", "generated_name",
-    "is_finished", "key_of", "mark_deleting", "not_found", "prepare_create", "prepare_finalize_update",
-    "prepare_status_update", "prepare_update",
-    "resource_name", "restamp", "same_content", "snapshot",
+    "STALE", "already_exists", "carry_identity", "check_size", "conflict", "copy_in", "encoded",
+    "generated_name", "is_finished", "key_of", "mark_deleting", "next_generation", "not_found",
+    "prepare_create", "prepare_finalize_update", "prepare_status_update", "prepare_update",
+    "resource_name", "restamp", "same_content", "snapshot", "spec_changed", "stamp_created",
 ]
