@@ -1,7 +1,8 @@
 """Simulated member clusters: a KWOK-like, in-process, fault-injectable Kubernetes.
 
-Each :class:`SimulatedCluster` is a small cluster model on the injected clock — object
-storage with server-side apply, nodes with allocatable resources, a first-fit scheduler
+Each :class:`SimulatedCluster` is a small cluster model on the injected clock — its objects
+in the store's synchronous :class:`~fleetkeeper.store.local.LocalStore`, written by
+server-side apply and by controllers, nodes with allocatable resources, a first-fit scheduler
 with priority preemption, workload controllers that create pods and keep Kubernetes'
 status fields (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, bare Pods), health
 endpoints and a cluster summary — and it implements the
@@ -13,8 +14,8 @@ work loop, pods, garbage collection) → ``deployments``/``statefulsets``/``daem
 ``jobs`` (controllers) and ``lifecycle``/``scheduler``/``nodes`` (placement and pod
 states on the clock); ``network`` (node addresses, pod ranges, pod IPs) and
 ``events``/``podevents`` (the Events the scheduler, kubelets and controllers write);
-``objects``/``podapply`` (storage, and server-side apply by
-:mod:`fleetkeeper.api.serverapply`), ``watch`` (the in-process watch), ``served`` (what the
+``objects``/``podapply`` (keys and apply rules, server-side apply being
+:mod:`fleetkeeper.api.serverapply`'s), ``watch`` (the in-process watch), ``served`` (what the
 cluster serves, for its status), ``faults``, ``quantity`` support them; ``containers`` tells
 what its containers print and answers exec.
 

@@ -83,7 +83,7 @@ class ClusterStore:
 
     @property
     def revision(self) -> int:
-        return self._engine.revisions.current
+        return self._engine.store.revision
 
     @property
     def watchers(self) -> int:
@@ -151,7 +151,7 @@ class ClusterStore:
         engine = self._engine
         if dry_run:
             engine.check(new)
-            o.prepare_create(new, uid=engine.revisions.new_uid(), now=engine.now(), revision=0)
+            o.prepare_create(new, uid=engine.store.new_uid(), now=engine.now(), revision=0)
             del new["metadata"]["resourceVersion"]
             o.check_size(Key(*key), o.encoded(new))
             return new
@@ -164,8 +164,7 @@ class ClusterStore:
             live = self._write_pod(new)
         else:
             engine.check(new)
-            store = engine.store
-            live = store.create(new if store.defaults is None else store.defaults(None, new))
+            live = engine.store.create(engine.services.default(None, new))
         return await self._written(new["apiVersion"], key, live, shared=shared)
 
     async def update(
@@ -207,11 +206,11 @@ class ClusterStore:
         if key.group_kind == POD:
             live = self._write_pod(self._pod_update(key, result, current))
         else:
-            self._engine.check(result)
-            store = self._engine.store
-            stored = result if store.defaults is None else store.defaults(current, result)
+            engine = self._engine
+            engine.check(result)
+            stored = engine.services.default(current, result)
             spec_changed = result["metadata"].get("generation") != current["metadata"].get("generation")
-            live = store.write(key, current, stored, body_changed=spec_changed)
+            live = engine.store.write(key, current, stored, body_changed=spec_changed)
         return await self._written(result["apiVersion"], key, live, shared=shared)
 
     async def delete(
@@ -284,7 +283,7 @@ class ClusterStore:
             tap.close()
         self._taps.clear()
         self._hub.close_all()
-        self._engine.revisions.next()
+        self._engine.store.next_version()
 
     async def close(self) -> None:
         """End every watch; the cluster itself keeps running."""
@@ -353,7 +352,7 @@ class ClusterStore:
                 raise o.already_exists(Key(*key))
             return key
         for _ in range(8):
-            meta["name"] = o.generated_name(str(prefix), self._engine.revisions.new_uid())
+            meta["name"] = o.generated_name(str(prefix), self._engine.store.new_uid())
             key = _key_of(new)
             self._tap(key.group_kind)
             if self._cluster.read(key) is None:

@@ -5,9 +5,10 @@
 that end a slow watcher with ``Gone``). What feeds that hub is one :class:`Tap` per kind: a
 stream of the cluster's own watch hub, registered the first time the store is asked about
 the kind (so a cluster nobody serves pays nothing), which turns each change of the engine
-into a store change and keeps the last :data:`HISTORY` of them. A watch from an older
-revision replays them; one from before the tap's history is ``Gone``, and the client lists
-again, as kube-apiserver answers a revision its watch cache no longer holds.
+into a store change and keeps the last :data:`HISTORY` of them in the store's
+:class:`~fleetkeeper.store.local.RevisionLog`. A watch from an older revision replays them;
+one from before the tap's history is ``Gone``, and the client lists again, as kube-apiserver
+answers a revision its watch cache no longer holds.
 
 Nothing is serialized when the engine writes: a change holds the engine's dicts (which it
 never mutates in place) and a watcher copies an object when it takes the event. Pods and
@@ -21,10 +22,7 @@ stream, taps included; every open watch then fails the way a call fails at that 
 
 from __future__ import annotations
 
-import bisect
-from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
-from itertools import islice
 from typing import Any, NoReturn, Self
 
 from fleetkeeper import errors
@@ -33,6 +31,7 @@ from fleetkeeper.members.simulated import objects as sim
 from fleetkeeper.members.simulated.watch import WatchStream
 from fleetkeeper.store.backend import Change, Key, Record
 from fleetkeeper.store.interface import Event, EventType
+from fleetkeeper.store.local import RevisionLog, gone
 from fleetkeeper.store.watch import StoreWatch
 
 #: changes kept per kind for watches that resume from an older revision
@@ -81,14 +80,12 @@ class Tap(WatchStream):
     def __init__(self, gk: sim.GroupKind, *, start: int, capacity: int, publish: Publish, ended: Ended,
                  rendered: list[sim.Obj] | None) -> None:
         super().__init__(gk, lambda labels: True, _registered)
-        #: every change after this revision is in the history (until evicted)
-        self.start = start
         self.broken = False
-        self._history: deque[Change] = deque(maxlen=capacity)
-        self._revisions: deque[int] = deque(maxlen=capacity)
+        self._history = RevisionLog(start=start, capacity=capacity)
         self._publish = publish
         self._ended = ended
-        self._last = None if rendered is None else {sim.ObjectKey.of(obj): obj for obj in rendered}
+        self._last: dict[Key, sim.Obj] | None = (
+            None if rendered is None else {sim.ObjectKey.of(obj): obj for obj in rendered})
 
     # -- fed by the cluster's hub --------------------------------------------------------
     def offer(self, change: sim.Change) -> None:
@@ -102,11 +99,7 @@ class Tap(WatchStream):
         revision = _revision(new)
         prev = None if old is None else Held(old, _revision(old))
         item = Change(kind, Key(*key), Held(new, revision), prev)
-        history = self._history
-        if len(history) == history.maxlen:
-            self.start = history[0].revision
-        history.append(item)
-        self._revisions.append(revision)
+        self._history.append(item)
         self._publish(item)
 
     def break_with(self, failure: Failure) -> None:
@@ -122,7 +115,6 @@ class Tap(WatchStream):
         if not self.broken:
             self.broken = True
             self._history.clear()
-            self._revisions.clear()
             self._ended(failure)
 
     def detach(self) -> None:
@@ -131,13 +123,16 @@ class Tap(WatchStream):
         super().close()
 
     # -- read by watches -----------------------------------------------------------------
+    @property
+    def start(self) -> int:
+        """Every change after this revision is in the history (until evicted)."""
+        return self._history.start
+
     def after(self, revision: int) -> list[Change]:
         """The kept changes after ``revision`` (``Gone`` when some are no longer kept)."""
-        if revision < self.start or self.broken:
+        if self.broken:
             raise gone(revision, self.start)
-        first = bisect.bisect_right(self._revisions, revision)
-        return list(islice(self._history, first, None))
-
+        return self._history.after(revision)
 
     def rewind(self, found: dict[tuple[str, str], sim.Obj], revision: int, namespace: str | None) -> None:
         """Turn ``found`` (the objects now, by namespace and name) into the objects at ``revision``:
@@ -159,10 +154,6 @@ class Tap(WatchStream):
                 found.pop(position, None)
             else:
                 found[position] = (change.prev if change.prev is not None else change.record).obj
-
-
-def gone(revision: int, start: int) -> errors.Gone:
-    return errors.Gone(f"too old resource version: {revision} ({start + 1})")
 
 
 class ClusterWatch:

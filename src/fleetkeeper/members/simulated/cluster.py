@@ -96,7 +96,7 @@ class SimulatedCluster:
         if key.group_kind == POD:
             live = apply_pod(self.engine, manifest, manager=field_manager, force=force)
         else:
-            live = self.engine.store.apply(manifest, manager=field_manager, force=force)
+            live = self.engine.apply(manifest, manager=field_manager, force=force)
         self.observe(manifest["apiVersion"], key, live)
         self.engine.drain()
         return clone(live)

@@ -23,15 +23,17 @@ import orjson
 
 from fleetkeeper.api.constants import safe_encode
 from fleetkeeper.members.simulated.events import EventLog, involved
-from fleetkeeper.members.simulated.objects import Obj, ObjectKey, ObjectStore
+from fleetkeeper.members.simulated.objects import Obj, ObjectKey
 from fleetkeeper.members.simulated.pods import Pod, PodTable
 from fleetkeeper.members.simulated.scheduler import Scheduler
+from fleetkeeper.store.backend import Key
+from fleetkeeper.store.local import LocalStore
 
 
 class Runtime(Protocol):
     """The cluster as a controller sees it."""
 
-    store: ObjectStore
+    store: LocalStore
     pods: PodTable
     scheduler: Scheduler
     events: EventLog
@@ -46,7 +48,7 @@ class Runtime(Protocol):
 
     def delete_pod(self, pod: Pod) -> None: ...
 
-    def delete_object(self, key: ObjectKey) -> None: ...
+    def delete_object(self, key: Key) -> None: ...
 
     def pod_name(self, prefix: str, namespace: str) -> str:
         """``<prefix>-<5 chars>``, deterministic and unused."""

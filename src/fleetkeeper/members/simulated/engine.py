@@ -31,6 +31,7 @@ from typing import Any
 
 import structlog
 
+from fleetkeeper.api import serverapply
 from fleetkeeper.api.base import format_time
 from fleetkeeper.api.constants import safe_encode
 from fleetkeeper.clock import Clock
@@ -53,8 +54,9 @@ from fleetkeeper.members.simulated.objects import (
     GroupKind,
     Obj,
     ObjectKey,
-    ObjectStore,
-    Revisions,
+    apply_request,
+    body_changed,
+    check_preconditions,
     group_of,
 )
 from fleetkeeper.members.simulated.pods import Pod, PodTable, pod_requests, render
@@ -63,6 +65,8 @@ from fleetkeeper.members.simulated.services import SERVICE_CIDR, ServiceRange
 from fleetkeeper.members.simulated.statefulsets import STATEFULSET, reconcile_statefulset
 from fleetkeeper.members.simulated.validate import check
 from fleetkeeper.members.simulated.watch import WatchHub
+from fleetkeeper.store.backend import Key
+from fleetkeeper.store.local import LocalStore
 
 POD = GroupKind("", "Pod")
 NAMESPACE = GroupKind("", "Namespace")
@@ -100,22 +104,21 @@ class Engine:
         self.name = name
         self.clock = clock
         self.job_run = job_run
-        self.revisions = Revisions(uid_factory or counting_uids(name), self.now)
-        self.store = ObjectStore(self.revisions, admit=self.check)
+        #: every kind but Pod (and the cluster's own Events); its revisions number pods and events too
+        self.store = LocalStore(uid_factory=uid_factory or counting_uids(name), now=self.now)
         self.pods = PodTable()
         self.scheduler = Scheduler()
         self.hub = WatchHub()
         self.network = PodNetwork()
         self.services = ServiceRange(service_cidr)
-        self.store.defaults = self.services.default
         self.store.listeners.append(self.services.on_change)
-        self.events = EventLog(clock, self.revisions, self.hub, now=self.now)
+        self.events = EventLog(clock, self.store.next_version, self.hub, now=self.now)
         self.lifecycle = PodLifecycle(self, self.scheduler, clock, pod_startup=pod_startup,
                                       crashed=self._crashed)
         self.crashed: set[ObjectKey] = set()
-        self._queue: OrderedDict[ObjectKey, None] = OrderedDict()
+        self._queue: OrderedDict[Key, None] = OrderedDict()
         #: objects their controller failed on → the resourceVersion it failed on (told once)
-        self._failed: dict[ObjectKey, str] = {}
+        self._failed: dict[Key, str] = {}
         self._retry_pending = False
         self._draining = False
         self._seq = 0
@@ -130,7 +133,7 @@ class Engine:
         return self._now[1]
 
     # -- the work loop --------------------------------------------------------------------
-    def wake(self, key: ObjectKey) -> None:
+    def wake(self, key: Key) -> None:
         if key.group_kind in CONTROLLERS:
             self._queue[key] = None
 
@@ -159,7 +162,7 @@ class Engine:
         finally:
             self._draining = False
 
-    def _reconcile(self, key: ObjectKey, obj: Obj) -> None:
+    def _reconcile(self, key: Key, obj: Obj) -> None:
         """Run ``key``'s controller; a failure is told once per version of the object and the
         cluster goes on (see the module notes)."""
         try:
@@ -178,6 +181,22 @@ class Engine:
     def check(self, obj: Obj) -> None:
         """Raise ``errors.Invalid`` when the API server would refuse to store ``obj`` (``validate.py``)."""
         check(obj, now=self.clock.now())
+
+    def apply(self, manifest: Obj, *, manager: str, force: bool) -> Obj:
+        """Server-side apply of any kind but Pod (``manifest`` already has its namespace settled;
+        the stored object may share the manifest's sub-trees, so the caller hands over a copy of
+        its own): checked (``validate.py``) and given its defaults (a Service's) before it is stored."""
+        key = ObjectKey.of(manifest)
+        live = self.store.get(key)
+        check_preconditions(live, manifest)
+        result = serverapply.apply(live, manifest, apply_request(manifest, manager=manager, force=force,
+                                                                 now=self.now()))
+        if serverapply.unchanged(live, result):
+            assert live is not None
+            return live
+        self.check(result)
+        stored = self.services.default(live, result)
+        return self.store.write(key, live, stored, body_changed=body_changed(live, result))
 
     def _on_change(self, change: Change) -> None:
         self.hub.publish(change)
@@ -220,7 +239,7 @@ class Engine:
         controller = next((r for r in owner_refs if r.get("controller")), None)
         priority, policy = self._priority(spec)
         return Pod(
-            namespace=namespace, name=name, uid=self.revisions.new_uid(), seq=self._seq, created=self.now(),
+            namespace=namespace, name=name, uid=self.store.new_uid(), seq=self._seq, created=self.now(),
             labels=labels, spec=spec, requests=pod_requests(spec), priority=priority,
             preempts=policy != PREEMPT_NEVER, owner_refs=owner_refs,
             owner_uid=controller["uid"] if controller else None, annotations=annotations,
@@ -231,7 +250,7 @@ class Engine:
         """Store a new pod, place it, announce it."""
         self.pods.add(pod)
         self.lifecycle.place(pod)
-        pod.resource_version = self.revisions.next()
+        pod.resource_version = self.store.next_version()
         if self.hub.watching(POD):
             self.hub.publish(Change(pod.key, None, render(pod)))
         if wake_owner:
@@ -240,7 +259,7 @@ class Engine:
     def pod_changed(self, pod: Pod, *, old_labels: dict[str, str] | None = None) -> None:
         if self.pods.get(pod.namespace, pod.name) is not pod:
             return  # deleted meanwhile
-        pod.resource_version = self.revisions.next()
+        pod.resource_version = self.store.next_version()
         if self.hub.watching(POD):
             old = {"metadata": {"labels": pod.labels if old_labels is None else old_labels}}
             self.hub.publish(Change(pod.key, old, render(pod)))
@@ -256,7 +275,7 @@ class Engine:
         self.scheduler.release(pod)
         self.pods.remove(pod)
         self.capacity_freed()
-        pod.resource_version = self.revisions.next()
+        pod.resource_version = self.store.next_version()
         if self.hub.watching(POD):
             last = render(pod)
             self.hub.publish(Change(pod.key, last, last, deleted=True))
@@ -295,7 +314,7 @@ class Engine:
         return (int(own) if isinstance(own, int) else value), str(spec.get("preemptionPolicy") or policy)
 
     # -- objects --------------------------------------------------------------------------
-    def delete_object(self, key: ObjectKey) -> None:
+    def delete_object(self, key: Key) -> None:
         """Delete an object and, first, everything that depends on it."""
         if key.group_kind == POD:
             pod = self.pods.get(key.namespace, key.name)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from fleetkeeper.clock import Clock
-from fleetkeeper.members.simulated.objects import Change, GroupKind, Obj, ObjectKey, Revisions
+from fleetkeeper.members.simulated.objects import Change, GroupKind, Obj, ObjectKey
 from fleetkeeper.members.simulated.watch import WatchHub
 
 EVENT = GroupKind("", "Event")
@@ -90,10 +90,11 @@ class Event:
 class EventLog:
     """The Events of one cluster (see the module notes)."""
 
-    def __init__(self, clock: Clock, revisions: Revisions, hub: WatchHub, *, now: Callable[[], str],
-                 capacity: int = MAX_EVENTS, ttl: float = TTL_SECONDS) -> None:
+    def __init__(self, clock: Clock, next_version: Callable[[], str], hub: WatchHub, *,
+                 now: Callable[[], str], capacity: int = MAX_EVENTS, ttl: float = TTL_SECONDS) -> None:
         self.clock = clock
-        self.revisions = revisions
+        #: the cluster's next revision, as a resourceVersion (shared with its other objects)
+        self.next_version = next_version
         self.hub = hub
         self.now = now
         self.capacity = capacity
@@ -121,12 +122,12 @@ class EventLog:
             self._by_key.move_to_end(key)
             event.count += 1
             event.last, event.seen = self.now(), seen
-            event.resource_version = self.revisions.next()
+            event.resource_version = self.next_version()
             self._publish(event, created=False)
         else:
             now = self.now()
             event = Event(self._name(about, seen), about, type, reason, message, component, host, now, now,
-                          seen, resource_version=self.revisions.next())
+                          seen, resource_version=self.next_version())
             self._by_key[key] = event
             self._by_name[(about.namespace or "default", event.name)] = event
             self._publish(event, created=True)
@@ -172,7 +173,7 @@ class EventLog:
         del self._by_name[(event.namespace, event.name)]
         if self.hub.watching(EVENT):
             last = render(event)
-            last["metadata"]["resourceVersion"] = self.revisions.next()
+            last["metadata"]["resourceVersion"] = self.next_version()
             self.hub.publish(Change(event.key, last, last, deleted=True))
 
     def _publish(self, event: Event, *, created: bool) -> None:

@@ -33,7 +33,8 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Literal, NoReturn
 
 from fleetkeeper.members.interface import MemberEvent
-from fleetkeeper.members.simulated.objects import Change, GroupKind, Obj, ObjectKey, clone
+from fleetkeeper.members.simulated.objects import Change, GroupKind, Obj, clone
+from fleetkeeper.store.backend import Key
 
 EventType = Literal["ADDED", "MODIFIED", "DELETED"]
 Matcher = Callable[[dict[str, str]], bool]
@@ -55,7 +56,7 @@ class WatchStream:
         self.gk = gk
         self.matches = matches
         self._opener: Opener | None = opener
-        self._pending: OrderedDict[ObjectKey, list[tuple[EventType, Obj]]] = OrderedDict()
+        self._pending: OrderedDict[Key, list[tuple[EventType, Obj]]] = OrderedDict()
         self._wake = asyncio.Event()
         self._failure: Failure | None = None
         self._closed = False
@@ -102,7 +103,7 @@ class WatchStream:
         return self._closed
 
     # -- fed by the hub ------------------------------------------------------------------
-    def queue(self, event_type: EventType, key: ObjectKey, obj: Obj) -> None:
+    def queue(self, event_type: EventType, key: Key, obj: Obj) -> None:
         events = self._pending.setdefault(key, [])
         last = events[-1][0] if events else None
         if last == "ADDED" and event_type != "ADDED":
