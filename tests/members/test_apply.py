@@ -160,3 +160,14 @@ def test_change_detection(second: dict[str, Any], same_version: bool, generation
     before, after = on_cluster(main)
     assert (after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]) is same_version
     assert after["metadata"]["generation"] == generation
+
+
+def test_managed_fields_times_are_to_the_second_as_kubernetes_stamps_them() -> None:
+    async def main(cluster: SimulatedCluster, clock: VirtualClock) -> list[str]:
+        await clock.sleep(1.25)
+        made = await cluster.apply(cm(data={"k": "v"}), field_manager="deployer")
+        bare = await cluster.apply(pod("solo"), field_manager="deployer")
+        return [e["time"] for obj in (made, bare) for e in obj["metadata"]["managedFields"]]
+
+    times = on_cluster(main)
+    assert times and all(t.endswith(":01Z") for t in times), times

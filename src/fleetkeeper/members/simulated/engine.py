@@ -122,15 +122,23 @@ class Engine:
         self._retry_pending = False
         self._draining = False
         self._seq = 0
-        self._now: tuple[float, str] = (-1.0, "")
+        self._now: tuple[float, str, str] = (-1.0, "", "")
         self.store.listeners.append(self._on_change)
 
     def now(self) -> str:
         """The current time as a timestamp (formatted once per instant: writes come in bursts)."""
+        return self._instant()[1]
+
+    def now_seconds(self) -> str:
+        """The current time to the second, as Kubernetes stamps ``managedFields`` entries."""
+        return self._instant()[2]
+
+    def _instant(self) -> tuple[float, str, str]:
         instant = self.clock.monotonic()
         if instant != self._now[0]:
-            self._now = (instant, format_time(self.clock.now()))
-        return self._now[1]
+            now = self.clock.now()
+            self._now = (instant, format_time(now), format_time(now.replace(microsecond=0)))
+        return self._now
 
     # -- the work loop --------------------------------------------------------------------
     def wake(self, key: Key) -> None:
@@ -190,7 +198,7 @@ class Engine:
         live = self.store.get(key)
         check_preconditions(live, manifest)
         result = serverapply.apply(live, manifest, apply_request(manifest, manager=manager, force=force,
-                                                                 now=self.now()))
+                                                                 now=self.now_seconds()))
         if serverapply.unchanged(live, result):
             assert live is not None
             return live

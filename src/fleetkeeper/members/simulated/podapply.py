@@ -42,7 +42,7 @@ def apply_pod(engine: Engine, manifest: Obj, *, manager: str, force: bool) -> Ob
     live = None if pod is None else applied_form(pod)
     check_preconditions(live, manifest)
     result = serverapply.apply(live, manifest, apply_request(manifest, manager=manager, force=force,
-                                                             now=engine.now()))
+                                                             now=engine.now_seconds()))
     if pod is not None and serverapply.unchanged(live, result):
         return render(pod)
     engine.check(result)
