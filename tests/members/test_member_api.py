@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
+import structlog
 from structlog.testing import capture_logs
 
 from fleetkeeper.apiserver import InProcessTransport
@@ -206,11 +210,24 @@ def test_a_down_or_silent_member_answers_503_or_504_not_an_internal_error() -> N
     assert on_cluster(main, call_timeout=5.0) == [(503, "ServiceUnavailable"), (504, "Timeout")]
 
 
+@contextmanager
+def every_log() -> Iterator[list[MutableMapping[str, Any]]]:
+    """What is logged at any level meanwhile (whatever level an earlier test configured)."""
+    before = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
+                        cache_logger_on_first_use=False)
+    try:
+        with capture_logs() as logs:
+            yield logs
+    finally:
+        structlog.configure(**before)
+
+
 def test_a_member_down_for_a_minute_is_retried_with_back_off_and_one_warning() -> None:
-    async def main(cluster: SimulatedCluster, clock: VirtualClock) -> list[dict[str, Any]]:
+    async def main(cluster: SimulatedCluster, clock: VirtualClock) -> list[MutableMapping[str, Any]]:
         async with _client(cluster) as http:
             assert (await http.get(PODS)).status_code == 200  # its CRDs followed from the first answer on
-            with capture_logs() as seen:
+            with every_log() as seen:
                 cluster.down()
                 await clock.sleep(60)
                 cluster.up()
