@@ -238,3 +238,14 @@ def test_a_member_down_for_a_minute_is_retried_with_back_off_and_one_warning() -
     failed = on_cluster(main)
     assert [e["log_level"] for e in failed].count("warning") == 1
     assert 3 <= len(failed) <= 12, len(failed)  # 0.4 s, 0.8 s, … up to 10 s apart, not every 0.2 s
+
+
+def test_a_member_says_why_it_issues_no_serviceaccount_tokens() -> None:
+    async def main(cluster: SimulatedCluster, clock: VirtualClock) -> tuple[int, str]:
+        async with _client(cluster) as http:
+            answer = await http.post("/api/v1/namespaces/default/serviceaccounts/default/token",
+                                     json={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest"})
+            return answer.status_code, answer.json()["message"]
+
+    code, message = on_cluster(main)
+    assert code == 405 and "a member cluster accepts its one bearer token only" in message, message

@@ -26,7 +26,9 @@ async def create_token(state: ServerState, ctx: Context, body: bytes, content_ty
     """Answer a TokenRequest for the ServiceAccount the request addresses."""
     target = ctx.target
     if state.authz is None or state.authz.signer is None:
-        raise errors.MethodNotAllowed("tokens are not issued while authentication is off")
+        raise errors.MethodNotAllowed("this server issues no ServiceAccount tokens: it has no signing key "
+                                      "(authentication is off, or a member cluster accepts its one bearer "
+                                      "token only)")
     request = decode_object(body, content_type)
     if request.get("kind") not in (None, "TokenRequest") or \
             request.get("apiVersion") not in (None, "authentication.k8s.io/v1"):
