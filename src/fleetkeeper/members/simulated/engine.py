@@ -122,23 +122,19 @@ class Engine:
         self._retry_pending = False
         self._draining = False
         self._seq = 0
-        self._now: tuple[float, str, str] = (-1.0, "", "")
+        self._now: tuple[float, str] = (-1.0, "")
         self.store.listeners.append(self._on_change)
 
     def now(self) -> str:
         """The current time as a timestamp (formatted once per instant: writes come in bursts)."""
-        return self._instant()[1]
+        instant = self.clock.monotonic()
+        if instant != self._now[0]:
+            self._now = (instant, format_time(self.clock.now()))
+        return self._now[1]
 
     def now_seconds(self) -> str:
         """The current time to the second, as Kubernetes stamps ``managedFields`` entries."""
-        return self._instant()[2]
-
-    def _instant(self) -> tuple[float, str, str]:
-        instant = self.clock.monotonic()
-        if instant != self._now[0]:
-            now = self.clock.now()
-            self._now = (instant, format_time(now), format_time(now.replace(microsecond=0)))
-        return self._now
+        return self.now()[:19] + "Z"  # RFC 3339 in UTC: the date and time to the second come first
 
     # -- the work loop --------------------------------------------------------------------
     def wake(self, key: Key) -> None:
