@@ -41,15 +41,11 @@ anyway — a name another process took meanwhile fails that commit with AlreadyE
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any
-
-import orjson
 
 from fleetkeeper import errors
 from fleetkeeper.api.base import format_time
@@ -59,7 +55,7 @@ from fleetkeeper.clock import Clock
 from fleetkeeper.store import objects as o
 from fleetkeeper.store.backend import Backend, Change, ChangeFeed, Key, Record
 from fleetkeeper.store.interface import EventType, ListResult, Watch
-from fleetkeeper.store.listing import Lister
+from fleetkeeper.store.listing import Lister, decode_continue, encode_continue
 from fleetkeeper.store.watch import Hub, StoreWatch
 
 
@@ -170,7 +166,7 @@ class Store:
         fields = parse_field_selector(field_selector) if field_selector else ()
         revision, after = self.revision, None
         if continue_token:
-            revision, after = _decode_token(continue_token)
+            revision, after = decode_continue(continue_token)
             if not 0 <= revision <= self.revision:
                 raise errors.BadRequest(f"invalid continue token {continue_token!r}: revision {revision} "
                                         f"is not one this store has reached ({self.revision})")
@@ -182,7 +178,7 @@ class Store:
             overlay = await self._as_of(revision, gk, namespace)
         items, last = await self._lister.page(gk, namespace, labels, fields, after=after,
                                               limit=limit if limit and limit > 0 else None, overlay=overlay)
-        token = _encode_token(revision, last) if last is not None else None
+        token = encode_continue(revision, last) if last is not None else None
         return ListResult(items=items, revision=revision, continue_token=token)
 
     async def _as_of(self, revision: int, gk: GroupKind, namespace: str | None) -> dict[Key, Record | None]:
@@ -449,19 +445,6 @@ def _drop_caches(changes: Sequence[Change]) -> None:
         change.record.drop_cache()
         if change.prev is not None:
             change.prev.drop_cache()
-
-
-def _encode_token(revision: int, last: tuple[str, str]) -> str:
-    return base64.urlsafe_b64encode(orjson.dumps({"rv": revision, "start": list(last)})).decode()
-
-
-def _decode_token(token: str) -> tuple[int, tuple[str, str]]:
-    try:
-        data = orjson.loads(base64.urlsafe_b64decode(token.encode()))
-        revision, (namespace, name) = int(data["rv"]), data["start"]
-        return revision, (str(namespace), str(name))
-    except (binascii.Error, ValueError, KeyError, TypeError, orjson.JSONDecodeError):
-        raise errors.BadRequest(f"invalid continue token {token!r}") from None
 
 
 __all__ = ["Store"]

@@ -13,8 +13,13 @@ are merged chunk by chunk, so a page with a limit still reads only what it needs
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any
 
+import orjson
+
+from fleetkeeper import errors
 from fleetkeeper.api.scheme import GroupKind
 from fleetkeeper.api.selectors import FieldRequirements, LabelRequirements, field_selector_matches
 from fleetkeeper.store.backend import Backend, Key, Record
@@ -127,4 +132,19 @@ def _merge(records: list[Record], pending: Pending,
     return [by_position[p] for p in sorted(by_position)], pending[taken:]
 
 
-__all__ = ["CHUNK", "MAX_CHUNK", "Lister", "matches"]
+def encode_continue(revision: int, last: tuple[str, str]) -> str:
+    """The continue token of a page: the revision its list was cut at and its last (namespace, name)."""
+    return base64.urlsafe_b64encode(orjson.dumps({"rv": revision, "start": list(last)})).decode()
+
+
+def decode_continue(token: str) -> tuple[int, tuple[str, str]]:
+    """What :func:`encode_continue` made (``BadRequest`` for anything else)."""
+    try:
+        data = orjson.loads(base64.urlsafe_b64decode(token.encode()))
+        revision, (namespace, name) = int(data["rv"]), data["start"]
+        return revision, (str(namespace), str(name))
+    except (binascii.Error, ValueError, KeyError, TypeError, orjson.JSONDecodeError):
+        raise errors.BadRequest(f"invalid continue token {token!r}") from None
+
+
+__all__ = ["CHUNK", "MAX_CHUNK", "Lister", "decode_continue", "encode_continue", "matches"]

@@ -28,13 +28,9 @@ Where a simulated member differs from a plain store, it keeps what the member al
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
-
-import orjson
 
 from fleetkeeper import errors
 from fleetkeeper.api.jsoncopy import json_copy
@@ -52,7 +48,7 @@ from fleetkeeper.members.simulated.podapply import apply_pod
 from fleetkeeper.store import objects as o
 from fleetkeeper.store.backend import Key
 from fleetkeeper.store.interface import ListResult, Watch
-from fleetkeeper.store.listing import matches
+from fleetkeeper.store.listing import decode_continue, encode_continue, matches
 from fleetkeeper.store.watch import Hub, StoreWatch
 
 #: the kinds whose status the cluster's own controllers write
@@ -116,7 +112,7 @@ class ClusterStore:
         tap = self._tap(sim.GroupKind(gk.group, gk.kind))
         revision, after = self.revision, None
         if continue_token:
-            revision, after = _decode_token(continue_token)
+            revision, after = decode_continue(continue_token)
             if not 0 <= revision <= self.revision:
                 raise errors.BadRequest(f"invalid continue token {continue_token!r}: revision {revision} "
                                         f"is not one this store has reached ({self.revision})")
@@ -132,7 +128,7 @@ class ClusterStore:
             if not matches(labels, fields, obj):
                 continue
             if limit and limit > 0 and len(items) == limit:
-                token = _encode_token(revision, _position(items[-1]))
+                token = encode_continue(revision, _position(items[-1]))
                 break
             items.append(json_copy(obj))
         return ListResult(items=items, revision=revision, continue_token=token)
@@ -392,19 +388,6 @@ def _key_of(obj: dict[str, Any]) -> sim.ObjectKey:
 def _position(obj: dict[str, Any]) -> tuple[str, str]:
     meta = obj["metadata"]
     return (meta.get("namespace") or "", meta["name"])
-
-
-def _encode_token(revision: int, last: tuple[str, str]) -> str:
-    return base64.urlsafe_b64encode(orjson.dumps({"rv": revision, "start": list(last)})).decode()
-
-
-def _decode_token(token: str) -> tuple[int, tuple[str, str]]:
-    try:
-        data = orjson.loads(base64.urlsafe_b64decode(token.encode()))
-        revision, (namespace, name) = int(data["rv"]), data["start"]
-        return revision, (str(namespace), str(name))
-    except (binascii.Error, ValueError, KeyError, TypeError, orjson.JSONDecodeError):
-        raise errors.BadRequest(f"invalid continue token {token!r}") from None
 
 
 __all__ = ["OWNED_STATUS", "RENDERED", "ClusterStore"]
