@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+import logging
+from collections.abc import Callable, Coroutine, Iterator, MutableMapping
+from contextlib import contextmanager
 from typing import Any, TypeVar
+
+import structlog.testing
 
 from fleetkeeper.clock import VirtualClock
 from fleetkeeper.members.interface import ObjectRef
@@ -78,3 +82,16 @@ async def pods_by_node(cluster: SimulatedCluster) -> dict[str, list[str]]:
     for item in await cluster.list("v1", "Pod"):
         out.setdefault(item["spec"].get("nodeName", ""), []).append(item["metadata"]["name"])
     return out
+
+
+@contextmanager
+def every_log() -> Iterator[list[MutableMapping[str, Any]]]:
+    """What is logged at any level meanwhile (whatever level an earlier test configured)."""
+    before = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
+                        cache_logger_on_first_use=False)
+    try:
+        with structlog.testing.capture_logs() as logs:
+            yield logs
+    finally:
+        structlog.configure(**before)

@@ -8,14 +8,11 @@ makes its controller fail once, said once; the cluster goes on with everything e
 from __future__ import annotations
 
 import copy
-import logging
-from collections.abc import Callable, Iterator, MutableMapping
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-import structlog.testing
 
 from fleetkeeper import errors
 from fleetkeeper.clock import VirtualClock
@@ -23,20 +20,7 @@ from fleetkeeper.members.simulated import SimulatedCluster
 from fleetkeeper.members.simulated.objects import ObjectKey
 from fleetkeeper.members.simulated.validate import check
 
-from .helpers import on_cluster, pod, ref, status, workload
-
-
-@contextmanager
-def every_log() -> Iterator[list[MutableMapping[str, Any]]]:
-    """What is logged at any level meanwhile (whatever level an earlier test configured)."""
-    before = structlog.get_config()
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
-                        cache_logger_on_first_use=False)
-    try:
-        with structlog.testing.capture_logs() as logs:
-            yield logs
-    finally:
-        structlog.configure(**before)
+from .helpers import every_log, on_cluster, pod, ref, status, workload
 
 
 def changed(doc: dict[str, Any], change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:

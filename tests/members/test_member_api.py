@@ -7,14 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
-from collections.abc import Iterator, MutableMapping
-from contextlib import contextmanager
+from collections.abc import MutableMapping
 from typing import Any
 
 import httpx
-import structlog
-from structlog.testing import capture_logs
 
 from fleetkeeper.apiserver import InProcessTransport
 from fleetkeeper.apiserver.crds import REWATCH_MAX_SECONDS
@@ -22,7 +18,7 @@ from fleetkeeper.clock import VirtualClock
 from fleetkeeper.cmd.member_api import member_app
 from fleetkeeper.members.simulated import SimulatedCluster
 
-from .helpers import on_cluster, workload
+from .helpers import every_log, on_cluster, workload
 
 #: what kubectl get sends
 TABLE = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"}
@@ -208,19 +204,6 @@ def test_a_down_or_silent_member_answers_503_or_504_not_an_internal_error() -> N
             return answers
 
     assert on_cluster(main, call_timeout=5.0) == [(503, "ServiceUnavailable"), (504, "Timeout")]
-
-
-@contextmanager
-def every_log() -> Iterator[list[MutableMapping[str, Any]]]:
-    """What is logged at any level meanwhile (whatever level an earlier test configured)."""
-    before = structlog.get_config()
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
-                        cache_logger_on_first_use=False)
-    try:
-        with capture_logs() as logs:
-            yield logs
-    finally:
-        structlog.configure(**before)
 
 
 def test_a_member_down_for_a_minute_is_retried_with_back_off_and_one_warning() -> None:
