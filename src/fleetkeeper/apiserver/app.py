@@ -65,7 +65,7 @@ from fleetkeeper.apiserver.metrics import Children, labels_of
 from fleetkeeper.apiserver.namespaces import Bootstrap
 from fleetkeeper.apiserver.proxy import PREFIX as PROXY_PREFIX
 from fleetkeeper.apiserver.proxy import ClusterProxy
-from fleetkeeper.apiserver.proxy_ws import refuse
+from fleetkeeper.apiserver.proxy_ws import answering_refusals
 from fleetkeeper.apiserver.rbac import RbacIndex
 from fleetkeeper.apiserver.request import Target, decode_object, media_type, resolve
 from fleetkeeper.apiserver.serviceaccounts import create_token
@@ -250,16 +250,10 @@ class ApiServerApp:
     async def _proxy_socket(self, websocket: WebSocket) -> None:
         """A WebSocket to a member cluster, relayed (:mod:`~fleetkeeper.apiserver.proxy_ws`); a refused
         upgrade is answered with the ``Status`` a plain request would get."""
-        try:
+        async with answering_refusals(websocket):
             if self.state.authz is not None:
                 await self.state.authz.ensure(self.state.closing)
             await self.proxy.upgrade(websocket, self._authenticate(websocket), self._rbac)
-        except errors.ApiError as exc:
-            await refuse(websocket, status_response(exc))
-        except Exception:
-            log.exception("upgrade failed", path=websocket.url.path)
-            await refuse(websocket, status_response(
-                errors.InternalError("an internal error occurred; see the server log")))
 
     async def _not_found(self, request: Request, user: User) -> Response:
         raise errors.NotFound("the server could not find the requested resource")

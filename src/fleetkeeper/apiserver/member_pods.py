@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-import structlog
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, WebSocketRoute
@@ -23,11 +22,10 @@ from fleetkeeper.apiserver.auth import Attributes, User, authenticated, authoriz
 from fleetkeeper.apiserver.member import MemberApi, pod_target
 from fleetkeeper.apiserver.podexec import serve_exec
 from fleetkeeper.apiserver.podlogs import pod_log
-from fleetkeeper.apiserver.proxy_ws import refuse
+from fleetkeeper.apiserver.proxy_ws import answering_refusals
 from fleetkeeper.apiserver.request import Target
-from fleetkeeper.apiserver.state import Context, ServerState, status_response
+from fleetkeeper.apiserver.state import Context, ServerState
 
-log = structlog.get_logger("fleetkeeper.apiserver")
 SESSIONS = "/api/v1/namespaces/{namespace}/pods/{name}/{action}"
 
 
@@ -69,7 +67,7 @@ class PodSubresources:
 
     async def session(self, websocket: WebSocket) -> None:
         """``pods/NAME/exec`` or ``attach`` as a WebSocket."""
-        try:
+        async with answering_refusals(websocket):
             target = self.target("v1", SESSIONS.removeprefix("/api/v1/").format(**websocket.path_params))
             if target is None or target.subresource not in ("exec", "attach"):
                 raise errors.NotFound("the server could not find the requested resource")
@@ -79,12 +77,6 @@ class PodSubresources:
             await self._ready()
             await serve_exec(websocket, self._state, self._member.runtime, namespace=target.namespace or "",
                              name=target.name or "", action=target.subresource)
-        except errors.ApiError as exc:
-            await refuse(websocket, status_response(exc))
-        except Exception:
-            log.exception("upgrade failed", path=websocket.url.path)
-            await refuse(websocket, status_response(
-                errors.InternalError("an internal error occurred; see the server log")))
 
 
 __all__ = ["SESSIONS", "PodSubresources"]

@@ -23,18 +23,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 import anyio
+import structlog
 from starlette.responses import Response
 from starlette.websockets import WebSocket, WebSocketState
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 from websockets.typing import Subprotocol
 
+from fleetkeeper import errors
+from fleetkeeper.apiserver.state import status_response
 from fleetkeeper.errors import ServiceUnavailable
+
+log = structlog.get_logger("fleetkeeper.apiserver")
 
 if TYPE_CHECKING:
     from fleetkeeper.apiserver.proxy import Connection
@@ -201,6 +206,20 @@ class CallerSocket:
         if self._websocket.application_state != WebSocketState.DISCONNECTED:
             with contextlib.suppress(Exception):
                 await self._websocket.close(sendable(code), reason[:120])
+
+
+@contextlib.asynccontextmanager
+async def answering_refusals(websocket: WebSocket) -> AsyncIterator[None]:
+    """Handle an upgrade inside: a failure is answered as a plain request's would be, with its
+    ``Status``, or ``500`` (logged) for an unexpected one."""
+    try:
+        yield
+    except errors.ApiError as exc:
+        await refuse(websocket, status_response(exc))
+    except Exception:
+        log.exception("upgrade failed", path=websocket.url.path)
+        await refuse(websocket, status_response(
+            errors.InternalError("an internal error occurred; see the server log")))
 
 
 async def refuse(websocket: WebSocket, response: Response) -> None:
